@@ -1,0 +1,113 @@
+# vlsim — build, test, bench, run. See README.md.
+#   make          build ./vlsim
+#   make run      run the shipped default scenario
+#   make test     unit + validation tests, then the same under ASan+UBSan
+#   make bench    benchmark figures (events/s, customers/s)
+#   make deps     install missing Debian packages (apt-get when root)
+
+CC      ?= cc
+SHELL   := /bin/bash
+PKGS    := gsl yaml-0.1
+DEBPKGS := libgsl-dev libyaml-dev libcriterion-dev gnuplot-nox pkg-config
+SCENARIO ?= scenarios/default.yaml
+
+WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
+BASEFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) -I. \
+            $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
+CFLAGS  ?= -O2 -g
+LDLIBS  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+TESTLIBS = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
+
+LIB_SRCS  := $(sort $(wildcard sim/*.c) $(filter-out models/vlsim.c,$(wildcard models/*.c)))
+TEST_SRCS := $(sort $(wildcard tests/test_*.c))
+BENCH_SRCS := $(sort $(wildcard tests/bench_*.c))
+
+B := build/release
+A := build/asan
+LIB_OBJS  = $(LIB_SRCS:%.c=$(B)/%.o)
+TEST_OBJS = $(TEST_SRCS:%.c=$(B)/%.o)
+ALIB_OBJS = $(LIB_SRCS:%.c=$(A)/%.o)
+ATEST_OBJS = $(TEST_SRCS:%.c=$(A)/%.o)
+SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+
+.PHONY: all deps run test test-unit test-asan bench clean valgrind
+all: vlsim
+
+vlsim: $(B)/models/vlsim.o $(B)/libvlsim.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+$(B)/libvlsim.a: $(LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(A)/libvlsim.a: $(ALIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(CFLAGS) -MMD -MP -c -o $@ $<
+
+$(A)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(BASEFLAGS) $(SANFLAGS) -MMD -MP -c -o $@ $<
+
+$(B)/tests/run_tests: $(TEST_OBJS) $(B)/libvlsim.a
+	$(CC) $(CFLAGS) -o $@ $^ $(TESTLIBS) $(LDLIBS)
+
+$(A)/tests/run_tests: $(ATEST_OBJS) $(A)/libvlsim.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(TESTLIBS) $(LDLIBS)
+
+$(B)/tests/bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libvlsim.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+# Installs what is missing; prints the command when not root.
+deps:
+	@missing=""; \
+	for p in $(PKGS) criterion; do pkg-config --exists $$p 2>/dev/null || missing=1; done; \
+	command -v gnuplot >/dev/null 2>&1 || missing=1; \
+	command -v pkg-config >/dev/null 2>&1 || missing=1; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "make deps: installing $(DEBPKGS)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(DEBPKGS)) || exit 1; \
+	  else \
+	    echo "make deps: missing packages; run: sudo apt-get install -y $(DEBPKGS)"; exit 1; \
+	  fi; \
+	fi
+
+run: deps
+	@$(MAKE) --no-print-directory vlsim
+	./vlsim run $(SCENARIO)
+
+# Tests run from the repository root (they read scenarios/ and tests/data/).
+test: deps
+	@$(MAKE) --no-print-directory test-unit
+	@$(MAKE) --no-print-directory test-asan
+
+test-unit: vlsim $(B)/tests/run_tests
+	$(B)/tests/run_tests --jobs 2
+
+# Criterion ignores a worker's sanitizer exit status, so the log is checked too.
+test-asan: $(A)/tests/run_tests
+	@mkdir -p build
+	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  $(A)/tests/run_tests --jobs 2 2>&1 | tee build/asan.log; \
+	  status=$${PIPESTATUS[0]}; \
+	  if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' build/asan.log; then \
+	    echo "test-asan: sanitizer errors (see build/asan.log)"; exit 1; fi; \
+	  exit $$status
+
+bench: deps
+	@$(MAKE) --no-print-directory $(B)/tests/bench vlsim
+	$(B)/tests/bench
+
+valgrind: vlsim
+	@for s in scenarios/*.yaml; do \
+	  echo "valgrind: $$s"; \
+	  valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=all \
+	    ./vlsim run $$s --replications 2 --duration 50 --threads 1 >/dev/null || exit 1; \
+	done
+
+clean:
+	rm -rf build vlsim
+
+-include $(shell find build -name '*.d' 2>/dev/null)

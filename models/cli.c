@@ -1,0 +1,331 @@
+/* cli.c — argument parsing and the `run` subcommand.
+ *
+ * The order of work in `run` is what keeps the user's files safe: parse
+ * the arguments, load the scenario, check every output destination, run,
+ * write every output to a temporary, and only when all of them are
+ * complete rename them into place. Any failure before the last step leaves
+ * the file system exactly as it was. No simulation logic lives here. */
+#include "models/cli.h"
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <gsl/gsl_errno.h>
+#include "models/report.h"
+#include "models/run.h"
+#include "models/scenario.h"
+#include "sim/out.h"
+
+static const char *USAGE =
+    "usage: vlsim <command> [options]\n"
+    "\n"
+    "vlsim simulates a pipeline of queueing stages (a real-time video-LLM service)\n"
+    "and reports per-stage and end-to-end latency distributions with 95% confidence\n"
+    "intervals, drops and utilization.\n"
+    "\n"
+    "commands:\n"
+    "  run FILE      simulate one scenario (see `vlsim run --help`)\n"
+    "  help          show this text\n"
+    "\n"
+    "options:\n"
+    "  -h, --help    show this text\n"
+    "  --version     print the version\n";
+
+static const char *RUN_USAGE =
+    "usage: vlsim run FILE [options]\n"
+    "\n"
+    "Simulate the scenario in FILE (YAML) and print a table of results.\n"
+    "\n"
+    "options:\n"
+    "  --seed N           override the scenario's seed\n"
+    "  --replications N   override the number of replications (>= 1)\n"
+    "  --duration S       override duration_s (simulated seconds measured per replication)\n"
+    "  --warmup S|auto    override the warm-up (seconds, or auto for MSER-5)\n"
+    "  --threads N        worker threads (default: one per core); results do not depend on it\n"
+    "  --json F           write results as JSON to F (- for stdout)\n"
+    "  --csv F            write one CSV row per stage to F (- for stdout)\n"
+    "  --prom F           write Prometheus text exposition to F (- for stdout)\n"
+    "  --force            replace output files that already exist\n"
+    "  -q, --quiet        no table and no progress; warnings still go to stderr\n"
+    "  -h, --help         show this text\n"
+    "\n"
+    "exit status: 0 success, 2 bad input, 1 internal failure\n";
+
+/* ---- small parsers -------------------------------------------------------- */
+
+static int parse_u64(const char *s, unsigned long long *out)
+{
+    if (!s || !*s || *s == '-' || *s == '+')
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int parse_pos_int(const char *s, int *out)
+{
+    unsigned long long v;
+    if (parse_u64(s, &v) != 0 || v < 1 || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int parse_pos_double(const char *s, double *out, bool allow_zero)
+{
+    if (!s || !*s)
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < 0 || (!allow_zero && v == 0))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int bad_arg(const char *opt, const char *want, const char *got)
+{
+    fprintf(stderr, "vlsim run: %s: expected %s, got \"%s\"\n", opt, want, got ? got : "");
+    return CLI_BAD_INPUT;
+}
+
+/* ---- progress -------------------------------------------------------------- */
+
+typedef struct {
+    struct timespec t0;
+    bool on;
+} progress_state;
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+static void progress(void *vp, int done, int total)
+{
+    progress_state *p = vp;
+    if (!p->on)
+        return;
+    double el = since(&p->t0);
+    double eta = done ? el * (total - done) / done : 0.0;
+    fprintf(stderr, "\rvlsim: replication %d/%d done, %.1f s elapsed, ETA %.1f s   ",
+            done, total, el, eta);
+    if (done == total)
+        fputs("\r\033[K", stderr);
+}
+
+/* ---- run --------------------------------------------------------------------- */
+
+enum { OUT_JSON, OUT_CSV, OUT_PROM, OUT_N };
+
+typedef struct {
+    const char *file;
+    const char *out[OUT_N];
+    bool force, quiet, have_seed;
+    unsigned long long seed;
+    int replications, threads;
+    double duration_s;
+    const char *warmup;
+} run_args;
+
+static int parse_run_args(int argc, char **argv, run_args *a)
+{
+    memset(a, 0, sizeof *a);
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i];
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(o, "-h") || !strcmp(o, "--help")) {
+            fputs(RUN_USAGE, stdout);
+            return -1;
+        } else if (!strcmp(o, "--force")) {
+            a->force = true;
+        } else if (!strcmp(o, "-q") || !strcmp(o, "--quiet")) {
+            a->quiet = true;
+        } else if (!strcmp(o, "--seed")) {
+            if (parse_u64(v, &a->seed) != 0)
+                return bad_arg(o, "a non-negative integer", v);
+            a->have_seed = true;
+            i++;
+        } else if (!strcmp(o, "--replications")) {
+            if (parse_pos_int(v, &a->replications) != 0)
+                return bad_arg(o, "an integer >= 1", v);
+            i++;
+        } else if (!strcmp(o, "--threads")) {
+            if (parse_pos_int(v, &a->threads) != 0)
+                return bad_arg(o, "an integer >= 1", v);
+            i++;
+        } else if (!strcmp(o, "--duration")) {
+            if (parse_pos_double(v, &a->duration_s, false) != 0)
+                return bad_arg(o, "seconds > 0", v);
+            i++;
+        } else if (!strcmp(o, "--warmup")) {
+            double w;
+            if (!v || (strcmp(v, "auto") != 0 && parse_pos_double(v, &w, true) != 0))
+                return bad_arg(o, "seconds >= 0 or auto", v);
+            a->warmup = v;
+            i++;
+        } else if (!strcmp(o, "--json") || !strcmp(o, "--csv") || !strcmp(o, "--prom")) {
+            int k = o[2] == 'j' ? OUT_JSON : o[2] == 'c' ? OUT_CSV : OUT_PROM;
+            if (!v || !*v)
+                return bad_arg(o, "a file name or -", v);
+            a->out[k] = v;
+            i++;
+        } else if (o[0] == '-' && o[1]) {
+            fprintf(stderr, "vlsim run: unknown option %s (see vlsim run --help)\n", o);
+            return CLI_BAD_INPUT;
+        } else if (a->file) {
+            fprintf(stderr, "vlsim run: one scenario file at a time (got %s and %s)\n",
+                    a->file, o);
+            return CLI_BAD_INPUT;
+        } else {
+            a->file = o;
+        }
+    }
+    if (!a->file) {
+        fputs("vlsim run: missing scenario FILE (see vlsim run --help)\n", stderr);
+        return CLI_BAD_INPUT;
+    }
+    int nstdout = 0;
+    for (int k = 0; k < OUT_N; k++)
+        nstdout += a->out[k] && !strcmp(a->out[k], "-");
+    if (nstdout > 1) {
+        fputs("vlsim run: only one of --json/--csv/--prom may write to stdout (-)\n", stderr);
+        return CLI_BAD_INPUT;
+    }
+    for (int k = 0; k < OUT_N; k++)
+        for (int j = 0; j < k; j++)
+            if (a->out[k] && a->out[j] && strcmp(a->out[k], "-") && !strcmp(a->out[k], a->out[j])) {
+                fprintf(stderr, "vlsim run: %s is named for two outputs\n", a->out[k]);
+                return CLI_BAD_INPUT;
+            }
+    return 0;
+}
+
+static void apply_overrides(const run_args *a, scenario_cfg *cfg)
+{
+    if (a->have_seed)
+        cfg->seed = a->seed;
+    if (a->replications)
+        cfg->replications = a->replications;
+    if (a->duration_s > 0)
+        cfg->duration_s = a->duration_s;
+    if (a->warmup) {
+        cfg->warmup_auto = !strcmp(a->warmup, "auto");
+        if (!cfg->warmup_auto)
+            cfg->warmup_s = strtod(a->warmup, NULL);
+    }
+}
+
+static void write_output(int k, FILE *f, const run_result *r, double wall_s)
+{
+    if (k == OUT_JSON)
+        report_json(f, r, wall_s);
+    else if (k == OUT_CSV)
+        report_csv(f, r);
+    else
+        report_prom(f, r);
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    run_args a;
+    int rc = parse_run_args(argc, argv, &a);
+    if (rc != 0)
+        return rc < 0 ? CLI_OK : rc;
+
+    char err[2048];
+    scenario_cfg cfg;
+    if (scn_load(a.file, &cfg, err, sizeof err) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return CLI_BAD_INPUT;
+    }
+    apply_overrides(&a, &cfg);
+    for (int k = 0; k < OUT_N; k++)
+        if (a.out[k] && out_check(a.out[k], a.force, err, sizeof err) != 0) {
+            fprintf(stderr, "vlsim run: %s\n", err);
+            cfg_free(&cfg);
+            return CLI_BAD_INPUT;
+        }
+
+    bool table = !a.quiet;
+    for (int k = 0; k < OUT_N; k++)
+        if (a.out[k] && !strcmp(a.out[k], "-"))
+            table = false;                     /* stdout belongs to the machine format */
+    progress_state ps = { .on = !a.quiet && isatty(STDERR_FILENO) };
+    clock_gettime(CLOCK_MONOTONIC, &ps.t0);
+    run_opts opts = { a.threads, progress, &ps };
+    run_result res;
+    if (run_scenario(&cfg, &opts, &res, err, sizeof err) != 0) {
+        fprintf(stderr, "vlsim run: %s: %s\n", a.file, err);
+        cfg_free(&cfg);
+        return CLI_FAIL;
+    }
+    double wall_s = since(&ps.t0);
+    for (int k = 0; k < res.nwarnings; k++)
+        fprintf(stderr, "vlsim: warning: %s\n", res.warnings[k]);
+
+    /* Everything to temporaries first; rename only when all are complete. */
+    out_file of[OUT_N];
+    memset(of, 0, sizeof of);
+    rc = CLI_OK;
+    for (int k = 0; k < OUT_N && rc == CLI_OK; k++) {
+        if (!a.out[k])
+            continue;
+        if (out_open(&of[k], a.out[k], err, sizeof err) != 0) {
+            rc = CLI_FAIL;
+            break;
+        }
+        write_output(k, of[k].f, &res, wall_s);
+        if (ferror(of[k].f)) {
+            snprintf(err, sizeof err, "%s: write error", a.out[k]);
+            rc = CLI_FAIL;
+        }
+    }
+    for (int k = 0; k < OUT_N && rc == CLI_OK; k++)
+        if (a.out[k] && out_commit(&of[k], err, sizeof err) != 0)
+            rc = CLI_FAIL;
+    if (rc != CLI_OK) {
+        for (int k = 0; k < OUT_N; k++)
+            out_abort(&of[k]);
+        fprintf(stderr, "vlsim run: %s\n", err);
+    } else if (table) {
+        report_table(stdout, &res, wall_s);
+    }
+    run_result_free(&res);
+    cfg_free(&cfg);
+    return rc;
+}
+
+int cli_main(int argc, char **argv)
+{
+    gsl_set_error_handler_off();   /* GSL errors come back as codes; never abort */
+    if (argc < 2) {
+        fputs(USAGE, stderr);
+        return CLI_BAD_INPUT;
+    }
+    const char *cmd = argv[1];
+    if (!strcmp(cmd, "-h") || !strcmp(cmd, "--help") || !strcmp(cmd, "help")) {
+        fputs(USAGE, stdout);
+        return CLI_OK;
+    }
+    if (!strcmp(cmd, "--version") || !strcmp(cmd, "version")) {
+        printf("vlsim %s\n", VLSIM_VERSION);
+        return CLI_OK;
+    }
+    if (!strcmp(cmd, "run"))
+        return cmd_run(argc - 2, argv + 2);
+    fprintf(stderr, "vlsim: unknown command '%s' (see vlsim --help)\n", cmd);
+    return CLI_BAD_INPUT;
+}

@@ -1,0 +1,59 @@
+/* pipeline.h — one replication of a tandem of multi-server stages.
+ *
+ * Items arrive from the workload, pass through the stages in order (each a
+ * c-server FIFO station with an optional bounded waiting room, a drop
+ * policy and a waiting-time limit) and leave after the last. This module
+ * owns the event handlers and the per-replication statistics; the engine
+ * (sim/) supplies the event list, random streams and histograms.
+ * It never prints, never touches files and keeps nothing between calls. */
+#ifndef VL_PIPELINE_H
+#define VL_PIPELINE_H
+
+#include <stdint.h>
+#include "models/config.h"
+#include "sim/hist.h"
+#include "sim/mser.h"
+
+/* Counts, histograms and time averages of one stage over the measured window. */
+typedef struct {
+    uint64_t arrivals;          /* items that reached the stage */
+    uint64_t completed;         /* items that finished service */
+    uint64_t drop_queue_full;   /* dropped because the waiting room was full */
+    uint64_t drop_timeout;      /* dropped because they waited longer than timeout_ms */
+    hist_t wait, service, sojourn;   /* ms, recorded at departure */
+    uint64_t le[CFG_MAX_BUCKETS + 1];/* sojourn counts per Prometheus bucket (last: +Inf) */
+    double utilization;         /* busy server-time / (servers * window) */
+    double mean_queue_len;      /* time-average number waiting (not in service) */
+} stage_stats;
+
+typedef struct {
+    int nstages;
+    stage_stats *stage;
+    hist_t e2e;                 /* arrival at the first stage -> leaving the last, ms */
+    uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
+    uint64_t arrivals, completed, dropped;   /* system-wide, over the window */
+    uint64_t events;            /* events processed, warm-up included */
+    double window_ms;           /* the measured window */
+    uint64_t peak_in_flight;    /* most items in the system at once */
+} rep_stats;
+
+/* Allocate the statistics for cfg (histograms included). 0 or -1. */
+int pipe_stats_init(rep_stats *s, const scenario_cfg *cfg);
+void pipe_stats_free(rep_stats *s);
+
+/* Items in flight beyond which a replication stops with an error: the
+ * system is unstable or misconfigured, and memory must stay bounded. */
+#define PIPE_MAX_IN_FLIGHT 20000000u
+
+/* Run replication `rep` with the given warm-up (ms) for cfg->duration_s.
+ * When pilot is not NULL, every end-to-end latency is also fed to it with
+ * its completion time (for MSER warm-up detection). Returns 0, or -1 with a
+ * message in err (out of memory, too many items in flight). */
+int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
+             mser_t *pilot, rep_stats *out, char *err, size_t errlen);
+
+/* The random-stream id used for a stage's service times: a hash of its
+ * name, so that adding or reordering stages leaves the others' draws alone. */
+uint32_t pipe_stage_stream(const char *name);
+
+#endif

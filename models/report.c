@@ -1,0 +1,256 @@
+/* report.c — table, JSON, CSV and Prometheus writers. See report.h.
+ * Formats are fixed ("%.10g" in JSON and CSV) so that the same run always
+ * produces the same bytes; wall-clock time appears only where asked for. */
+#include "models/report.h"
+#include <math.h>
+#include <string.h>
+#include "sim/jsonw.h"
+
+/* ---- table --------------------------------------------------------------- */
+
+static void table_lat_row(FILE *f, const char *name, const char *what, const lat_est *e)
+{
+    char ci[64] = "";
+    if (isfinite(e->p99.lo))
+        snprintf(ci, sizeof ci, "[%.2f, %.2f]", e->p99.lo, e->p99.hi);
+    fprintf(f, "  %-16s %-8s %10.3f %10.3f %10.3f %10.3f  %-24s %10.3f %10.3f\n",
+            name, what, e->mean.mean, e->p50.mean, e->p95.mean, e->p99.mean, ci,
+            e->p999.mean, e->max);
+}
+
+void report_table(FILE *f, const run_result *r, double wall_s)
+{
+    const scenario_cfg *c = r->cfg;
+    fprintf(f, "%s: %d replication%s x %g s measured after %.3g s warm-up%s, seed %llu\n",
+            c->name, r->nrep, r->nrep == 1 ? "" : "s", c->duration_s, r->warmup_ms / 1000.0,
+            r->warmup_auto ? " (auto, MSER-5)" : "", (unsigned long long)c->seed);
+    fprintf(f, "%llu events in %.2f s (%.3g events/s)\n\n", (unsigned long long)r->events,
+            wall_s, wall_s > 0 ? (double)r->events / wall_s : 0.0);
+
+    fprintf(f, "  %-16s %12s %12s %10s %10s %8s %7s %9s\n", "stage", "arrivals", "completed",
+            "drop:full", "drop:tmo", "drop %", "util", "mean Lq");
+    for (int s = 0; s < c->nstages; s++) {
+        const stage_est *e = &r->stage[s];
+        fprintf(f, "  %-16s %12llu %12llu %10llu %10llu %7.3f%% %7.3f %9.3f\n",
+                c->stages[s].name, (unsigned long long)e->arrivals,
+                (unsigned long long)e->completed, (unsigned long long)e->drop_queue_full,
+                (unsigned long long)e->drop_timeout, 100.0 * e->drop_rate.mean,
+                e->utilization.mean, e->mean_queue_len.mean);
+    }
+    fprintf(f, "  %-16s %12llu %12llu %21llu %7.3f%%\n\n", "end-to-end",
+            (unsigned long long)r->arrivals, (unsigned long long)r->completed,
+            (unsigned long long)r->dropped, 100.0 * r->drop_rate.mean);
+
+    fprintf(f, "  %-16s %-8s %10s %10s %10s %10s  %-24s %10s %10s\n", "latency (ms)", "",
+            "mean", "p50", "p95", "p99", "p99 95% CI", "p99.9", "max");
+    for (int s = 0; s < c->nstages; s++) {
+        const stage_est *e = &r->stage[s];
+        table_lat_row(f, c->stages[s].name, "wait", &e->wait);
+        table_lat_row(f, "", "service", &e->service);
+        table_lat_row(f, "", "sojourn", &e->sojourn);
+    }
+    table_lat_row(f, "end-to-end", "", &r->e2e);
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+static void json_lat(jw_t *w, const char *key, const lat_est *e)
+{
+    jw_obj_begin(w, key);
+    jw_num(w, "mean", e->mean.mean);
+    jw_num(w, "p50", e->p50.mean);
+    jw_num(w, "p90", e->p90.mean);
+    jw_num(w, "p95", e->p95.mean);
+    jw_num(w, "p99", e->p99.mean);
+    jw_num(w, "p999", e->p999.mean);
+    jw_num(w, "max", e->max);
+    jw_obj_begin(w, "ci95");
+    jw_pair(w, "mean", e->mean.lo, e->mean.hi);
+    jw_pair(w, "p50", e->p50.lo, e->p50.hi);
+    jw_pair(w, "p90", e->p90.lo, e->p90.hi);
+    jw_pair(w, "p95", e->p95.lo, e->p95.hi);
+    jw_pair(w, "p99", e->p99.lo, e->p99.hi);
+    jw_pair(w, "p999", e->p999.lo, e->p999.hi);
+    jw_obj_end(w);
+    jw_obj_end(w);
+}
+
+static void json_ci(jw_t *w, const char *key, const stats_ci *c)
+{
+    char k[64];
+    jw_num(w, key, c->mean);
+    snprintf(k, sizeof k, "%s_ci95", key);
+    jw_pair(w, k, c->lo, c->hi);
+}
+
+void report_json(FILE *f, const run_result *r, double wall_s)
+{
+    const scenario_cfg *c = r->cfg;
+    jw_t w;
+    jw_init(&w, f);
+    jw_obj_begin(&w, NULL);
+    jw_str(&w, "vlsim_version", VLSIM_VERSION);
+    jw_str(&w, "scenario", c->name);
+    jw_int(&w, "seed", (long long)c->seed);
+    jw_int(&w, "replications", r->nrep);
+    jw_num(&w, "duration_s", c->duration_s);
+    jw_num(&w, "warmup_s", r->warmup_ms / 1000.0);
+    jw_bool(&w, "warmup_auto", r->warmup_auto);
+    if (r->warmup_auto) {
+        jw_obj_begin(&w, "mser5");
+        jw_int(&w, "batches", (long long)r->mser.k);
+        jw_int(&w, "batch_size", (long long)r->mser.batch);
+        jw_int(&w, "truncated_batches", (long long)r->mser.d);
+        jw_bool(&w, "settled", r->mser.settled);
+        jw_obj_end(&w);
+    }
+    jw_obj_begin(&w, "stages");
+    for (int s = 0; s < c->nstages; s++) {
+        const stage_est *e = &r->stage[s];
+        jw_obj_begin(&w, c->stages[s].name);
+        jw_int(&w, "servers", c->stages[s].servers);
+        jw_int(&w, "arrivals", (long long)e->arrivals);
+        jw_int(&w, "completed", (long long)e->completed);
+        jw_obj_begin(&w, "drops");
+        jw_int(&w, "queue_full", (long long)e->drop_queue_full);
+        jw_int(&w, "timeout", (long long)e->drop_timeout);
+        jw_obj_end(&w);
+        json_ci(&w, "drop_rate", &e->drop_rate);
+        json_ci(&w, "utilization", &e->utilization);
+        json_ci(&w, "mean_queue_len", &e->mean_queue_len);
+        json_lat(&w, "sojourn_ms", &e->sojourn);
+        json_lat(&w, "wait_ms", &e->wait);
+        json_lat(&w, "service_ms", &e->service);
+        jw_obj_end(&w);
+    }
+    jw_obj_end(&w);
+    jw_obj_begin(&w, "e2e");
+    jw_int(&w, "arrivals", (long long)r->arrivals);
+    jw_int(&w, "completed", (long long)r->completed);
+    jw_int(&w, "dropped", (long long)r->dropped);
+    json_ci(&w, "drop_rate", &r->drop_rate);
+    jw_int(&w, "peak_in_flight", (long long)r->peak_in_flight);
+    jw_obj_end(&w);
+    json_lat(&w, "e2e_ms", &r->e2e);
+    jw_arr_begin(&w, "warnings");
+    for (int k = 0; k < r->nwarnings; k++)
+        jw_str(&w, NULL, r->warnings[k]);
+    jw_arr_end(&w);
+    jw_int(&w, "sim_events", (long long)r->events);
+    jw_num(&w, "wall_s", wall_s);
+    jw_obj_end(&w);
+    jw_done(&w);
+}
+
+/* ---- CSV ----------------------------------------------------------------- */
+
+static void csv_lat_header(FILE *f, const char *p)
+{
+    fprintf(f, ",%s_mean,%s_mean_lo,%s_mean_hi,%s_p50,%s_p50_lo,%s_p50_hi,%s_p90,%s_p95,"
+               "%s_p95_lo,%s_p95_hi,%s_p99,%s_p99_lo,%s_p99_hi,%s_p999,%s_max",
+            p, p, p, p, p, p, p, p, p, p, p, p, p, p, p);
+}
+
+static void csv_num(FILE *f, double v)
+{
+    if (isfinite(v))
+        fprintf(f, ",%.10g", v);
+    else
+        fputs(",", f);            /* an empty field: no interval with one replication */
+}
+
+static void csv_lat(FILE *f, const lat_est *e)
+{
+    const double v[] = { e->mean.mean, e->mean.lo, e->mean.hi, e->p50.mean, e->p50.lo,
+                         e->p50.hi, e->p90.mean, e->p95.mean, e->p95.lo, e->p95.hi,
+                         e->p99.mean, e->p99.lo, e->p99.hi, e->p999.mean, e->max };
+    for (size_t k = 0; k < sizeof v / sizeof v[0]; k++)
+        csv_num(f, v[k]);
+}
+
+void report_csv(FILE *f, const run_result *r)
+{
+    const scenario_cfg *c = r->cfg;
+    fputs("kind,name,servers,arrivals,completed,drops_queue_full,drops_timeout,drop_rate,"
+          "utilization,mean_queue_len", f);
+    csv_lat_header(f, "sojourn");
+    csv_lat_header(f, "wait");
+    csv_lat_header(f, "service");
+    fputc('\n', f);
+    for (int s = 0; s < c->nstages; s++) {
+        const stage_est *e = &r->stage[s];
+        fprintf(f, "stage,%s,%d,%llu,%llu,%llu,%llu", c->stages[s].name, c->stages[s].servers,
+                (unsigned long long)e->arrivals, (unsigned long long)e->completed,
+                (unsigned long long)e->drop_queue_full, (unsigned long long)e->drop_timeout);
+        csv_num(f, e->drop_rate.mean);
+        csv_num(f, e->utilization.mean);
+        csv_num(f, e->mean_queue_len.mean);
+        csv_lat(f, &e->sojourn);
+        csv_lat(f, &e->wait);
+        csv_lat(f, &e->service);
+        fputc('\n', f);
+    }
+    fprintf(f, "e2e,e2e,,%llu,%llu,%llu,", (unsigned long long)r->arrivals,
+            (unsigned long long)r->completed, (unsigned long long)r->dropped);
+    csv_num(f, r->drop_rate.mean);
+    fputs(",,", f);
+    csv_lat(f, &r->e2e);
+    for (int k = 0; k < 2 * 15; k++)
+        fputc(',', f);
+    fputc('\n', f);
+}
+
+/* ---- Prometheus ---------------------------------------------------------- */
+
+/* One Prometheus histogram. sel is the label selector without braces
+ * ("stage=\"encode\"" or ""); le is appended to it on bucket lines. */
+static void prom_hist(FILE *f, const char *metric, const char *sel, const uint64_t *le,
+                      const scenario_cfg *c, double sum)
+{
+    const char *comma = *sel ? "," : "";
+    uint64_t cum = 0;
+    for (int k = 0; k <= c->nbuckets; k++) {
+        cum += le[k];
+        if (k < c->nbuckets)
+            fprintf(f, "%s_bucket{%s%sle=\"%g\"} %llu\n", metric, sel, comma, c->buckets_ms[k],
+                    (unsigned long long)cum);
+        else
+            fprintf(f, "%s_bucket{%s%sle=\"+Inf\"} %llu\n", metric, sel, comma,
+                    (unsigned long long)cum);
+    }
+    if (*sel) {
+        fprintf(f, "%s_sum{%s} %.10g\n", metric, sel, sum);
+        fprintf(f, "%s_count{%s} %llu\n", metric, sel, (unsigned long long)cum);
+    } else {
+        fprintf(f, "%s_sum %.10g\n", metric, sum);
+        fprintf(f, "%s_count %llu\n", metric, (unsigned long long)cum);
+    }
+}
+
+void report_prom(FILE *f, const run_result *r)
+{
+    const scenario_cfg *c = r->cfg;
+    char label[CFG_NAME_MAX + 16];
+    fputs("# HELP vlsim_stage_latency_ms Sojourn time per stage (wait + service), ms, "
+          "all replications after warm-up.\n# TYPE vlsim_stage_latency_ms histogram\n", f);
+    for (int s = 0; s < c->nstages; s++) {
+        snprintf(label, sizeof label, "stage=\"%s\"", c->stages[s].name);
+        prom_hist(f, "vlsim_stage_latency_ms", label, r->stage[s].le, c, r->stage[s].sojourn_sum);
+    }
+    fputs("# HELP vlsim_e2e_latency_ms End-to-end latency, ms, all replications after "
+          "warm-up.\n# TYPE vlsim_e2e_latency_ms histogram\n", f);
+    prom_hist(f, "vlsim_e2e_latency_ms", "", r->e2e_le, c, r->e2e_sum);
+    fputs("# HELP vlsim_stage_drops_total Items dropped per stage and reason.\n"
+          "# TYPE vlsim_stage_drops_total counter\n", f);
+    for (int s = 0; s < c->nstages; s++) {
+        fprintf(f, "vlsim_stage_drops_total{stage=\"%s\",reason=\"queue_full\"} %llu\n",
+                c->stages[s].name, (unsigned long long)r->stage[s].drop_queue_full);
+        fprintf(f, "vlsim_stage_drops_total{stage=\"%s\",reason=\"timeout\"} %llu\n",
+                c->stages[s].name, (unsigned long long)r->stage[s].drop_timeout);
+    }
+    fputs("# HELP vlsim_stage_utilization Mean fraction of a stage's servers busy.\n"
+          "# TYPE vlsim_stage_utilization gauge\n", f);
+    for (int s = 0; s < c->nstages; s++)
+        fprintf(f, "vlsim_stage_utilization{stage=\"%s\"} %.10g\n", c->stages[s].name,
+                r->stage[s].utilization.mean);
+}

@@ -1,0 +1,69 @@
+/* run.h — run a scenario: warm-up choice, replications, estimates.
+ *
+ * run_scenario runs cfg->replications independent replications (on
+ * threads; results are identical for any thread count), reduces each to a
+ * handful of numbers as soon as it finishes (so memory stays at one set of
+ * histograms per thread), and turns those into point estimates with 95 %
+ * Student-t confidence intervals. With `warmup: auto` a pilot replication
+ * picks the warm-up by MSER-5 first. It never prints: warnings are
+ * collected in the result and progress goes to a callback. */
+#ifndef VL_RUN_H
+#define VL_RUN_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include "models/config.h"
+#include "sim/mser.h"
+#include "sim/stats.h"
+
+#define RUN_MAX_WARNINGS 16
+
+/* Estimates of one latency distribution: each statistic averaged over the
+ * replications with its interval; max is the largest value seen anywhere. */
+typedef struct {
+    stats_ci mean, p50, p90, p95, p99, p999;
+    double max;
+} lat_est;
+
+typedef struct {
+    lat_est wait, service, sojourn;
+    uint64_t arrivals, completed, drop_queue_full, drop_timeout;   /* totals */
+    stats_ci drop_rate, utilization, mean_queue_len;
+    uint64_t le[CFG_MAX_BUCKETS + 1];   /* pooled sojourn bucket counts (last: +Inf) */
+    double sojourn_sum;                 /* pooled sum of sojourn times, ms */
+} stage_est;
+
+typedef struct {
+    const scenario_cfg *cfg;
+    int nrep;
+    double warmup_ms;            /* the warm-up used */
+    bool warmup_auto;
+    mser_result mser;            /* when warmup_auto */
+    stage_est *stage;            /* cfg->nstages */
+    lat_est e2e;
+    uint64_t arrivals, completed, dropped;   /* system-wide totals */
+    stats_ci drop_rate;
+    uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
+    double e2e_sum;
+    uint64_t events;             /* over all replications (and the pilot) */
+    uint64_t peak_in_flight;
+    char warnings[RUN_MAX_WARNINGS][256];
+    int nwarnings;
+} run_result;
+
+typedef struct {
+    int threads;                 /* <= 0: one per core */
+    void (*progress)(void *pctx, int done, int total);
+    void *pctx;
+} run_opts;
+
+/* 0, or -1 with a message (out of memory, an unstable run). */
+int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
+                 char *err, size_t errlen);
+void run_result_free(run_result *res);
+
+/* Offered load of stage s as a fraction of its capacity:
+ * (arrival rate) x (mean service) / servers, ignoring upstream drops. */
+double run_offered_load(const scenario_cfg *cfg, int s);
+
+#endif

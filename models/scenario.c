@@ -1,0 +1,1257 @@
+/* scenario.c — turns a YAML scenario into a scenario_cfg (see scenario.h).
+ *
+ * This is the only code in vlsim that includes <yaml.h>. It uses libyaml's
+ * document API and walks the node tree by hand, so that every error can name
+ * FILE:LINE:COL and the key path, in one line:
+ *   s.yaml:12:5: stages[1].service.mean_ms: must be > 0, got -3
+ * It must never print, never exit, never keep global state, and never leave
+ * anything allocated in *out when it fails. Range checks on distribution
+ * parameters belong to dist.c; this file only attributes its messages. */
+#include "models/scenario.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+#define SCN_MAX_BYTES   ((size_t)16 << 20)  /* largest scenario file read */
+#define SCN_MIX_DEPTH   4                   /* mixtures nest at most this deep */
+#define SCN_MAX_DISTS   10000               /* distribution nodes per scenario */
+#define SCN_PATH_LEN    256                 /* key paths in messages */
+#define SCN_SHOW_LEN    48                  /* longest value echoed in a message */
+
+/* ---- the loader and its error reporting -------------------------------- */
+
+typedef struct {
+    yaml_document_t doc;
+    const char *file;        /* name shown in messages */
+    const char *basedir;     /* where relative file names resolve */
+    char *err;
+    size_t errlen;
+    int ndists;              /* distribution nodes built so far */
+} loader;
+
+/* Messages are one line, whatever the inputs held. */
+static void one_line(char *s)
+{
+    for (; *s; s++)
+        if (*s == '\n' || *s == '\r')
+            *s = ' ';
+}
+
+static void vreport(loader *ld, const yaml_mark_t *mark, const char *path,
+                    const char *fmt, va_list ap)
+{
+    if (!ld->err || ld->errlen == 0)
+        return;
+    int n;
+    if (mark)
+        n = snprintf(ld->err, ld->errlen, "%s:%zu:%zu: %s: ", ld->file,
+                     mark->line + 1, mark->column + 1, *path ? path : "(root)");
+    else
+        n = snprintf(ld->err, ld->errlen, "%s: ", ld->file);
+    if (n >= 0 && (size_t)n < ld->errlen)
+        vsnprintf(ld->err + n, ld->errlen - (size_t)n, fmt, ap);
+    one_line(ld->err);
+}
+
+/* Report an error at node n (its first character) and return -1. */
+static int fail(loader *ld, const yaml_node_t *n, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(ld, &n->start_mark, path, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+static int fail_mark(loader *ld, const yaml_mark_t *mark, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(ld, mark, path, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* An error about the file as a whole: "FILE: message". */
+static int fail_file(loader *ld, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(ld, NULL, "", fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* ---- small helpers ----------------------------------------------------- */
+
+static void copy_str(char *dst, size_t size, const char *src)
+{
+    size_t n = strlen(src);
+    if (n >= size)
+        n = size - 1;
+    memcpy(dst, src, n);
+    dst[n] = '\0';
+}
+
+/* Key paths: "" is the root, then "stages", "stages[1]", "stages[1].service".
+ * A path too long for the buffer ends in "...". */
+static void path_mark_cut(char *buf, int n)
+{
+    if (n < 0 || n >= SCN_PATH_LEN)
+        memcpy(buf + SCN_PATH_LEN - 4, "...", 4);
+}
+
+static void path_key(char *buf, const char *parent, const char *key)
+{
+    path_mark_cut(buf, *parent ? snprintf(buf, SCN_PATH_LEN, "%s.%s", parent, key)
+                               : snprintf(buf, SCN_PATH_LEN, "%s", key));
+}
+
+static void path_index(char *buf, const char *parent, size_t i)
+{
+    path_mark_cut(buf, snprintf(buf, SCN_PATH_LEN, "%s[%zu]", parent, i));
+}
+
+/* A value echoed in a message: quoted, escaped, shortened. */
+static const char *quoted(const char *s, char *buf, size_t size)
+{
+    size_t o = 0, i = 0;
+    buf[o++] = '"';
+    for (; s[i] && o + 8 < size && i < SCN_SHOW_LEN; i++) {
+        unsigned char ch = (unsigned char)s[i];
+        if (ch == '"' || ch == '\\') {
+            buf[o++] = '\\';
+            buf[o++] = (char)ch;
+        } else if (ch == '\n') {
+            buf[o++] = '\\';
+            buf[o++] = 'n';
+        } else if (ch == '\t') {
+            buf[o++] = '\\';
+            buf[o++] = 't';
+        } else if (ch < 0x20 || ch == 0x7f) {
+            o += (size_t)snprintf(buf + o, size - o, "\\x%02x", ch);
+        } else {
+            buf[o++] = (char)ch;
+        }
+    }
+    if (s[i] && o + 4 < size) {
+        memcpy(buf + o, "...", 3);
+        o += 3;
+    }
+    buf[o++] = '"';
+    buf[o] = '\0';
+    return buf;
+}
+
+static const char *text_of(const yaml_node_t *n)
+{
+    return (const char *)n->data.scalar.value;
+}
+
+static bool is_plain(const yaml_node_t *n)
+{
+    return n->type == YAML_SCALAR_NODE && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE;
+}
+
+static bool one_of(const char *s, const char *const *list)
+{
+    for (; *list; list++)
+        if (strcmp(s, *list) == 0)
+            return true;
+    return false;
+}
+
+/* YAML's null and (1.1) boolean spellings, which a plain scalar may carry. */
+static bool is_null(const yaml_node_t *n)
+{
+    static const char *const nulls[] = {"", "~", "null", "Null", "NULL", NULL};
+    return is_plain(n) && one_of(text_of(n), nulls);
+}
+
+static bool is_bool(const yaml_node_t *n)
+{
+    static const char *const bools[] = {
+        "true", "True", "TRUE", "false", "False", "FALSE", "yes", "Yes", "YES",
+        "no", "No", "NO", "on", "On", "ON", "off", "Off", "OFF", "y", "Y", "n", "N", NULL};
+    return is_plain(n) && one_of(text_of(n), bools);
+}
+
+/* How a node looks, for "expected X, got Y". */
+static const char *describe(const yaml_node_t *n, char *buf, size_t size)
+{
+    if (n->type == YAML_MAPPING_NODE)
+        return "a mapping";
+    if (n->type == YAML_SEQUENCE_NODE)
+        return "a list";
+    if (n->type != YAML_SCALAR_NODE)
+        return "nothing";
+    if (is_null(n))
+        return "an empty value (null)";
+    return quoted(text_of(n), buf, size);
+}
+
+/* Edit distance, for did-you-mean; long strings count as far apart. */
+static size_t levenshtein(const char *a, const char *b)
+{
+    size_t la = strlen(a), lb = strlen(b);
+    if (la > 64 || lb > 64)
+        return SIZE_MAX;
+    size_t prev[65], cur[65];
+    for (size_t j = 0; j <= lb; j++)
+        prev[j] = j;
+    for (size_t i = 1; i <= la; i++) {
+        cur[0] = i;
+        for (size_t j = 1; j <= lb; j++) {
+            size_t sub = prev[j - 1] + (a[i - 1] != b[j - 1]);
+            size_t del = prev[j] + 1, ins = cur[j - 1] + 1;
+            cur[j] = sub < del ? (sub < ins ? sub : ins) : (del < ins ? del : ins);
+        }
+        memcpy(prev, cur, (lb + 1) * sizeof *prev);
+    }
+    return prev[lb];
+}
+
+/* True when key is s plus a unit suffix: "mean" for "mean_ms". */
+static bool missing_unit(const char *s, const char *key)
+{
+    static const char *const units[] = {"_ms", "_s", "_hz", NULL};
+    size_t n = strlen(s);
+    return n > 0 && strncmp(s, key, n) == 0 && one_of(key + n, units);
+}
+
+/* The closest of list to s when it is close enough to be a likely typo:
+ * distance <= 2 or <= a third of s, and not a complete rewrite; failing
+ * that, the key s names without its unit. NULL if none. */
+static const char *closest(const char *s, const char *const *list)
+{
+    size_t limit = strlen(s) / 3 > 2 ? strlen(s) / 3 : 2;
+    const char *best = NULL;
+    size_t best_d = SIZE_MAX;
+    for (const char *const *k = list; *k; k++) {
+        size_t d = levenshtein(s, *k);
+        if (d < best_d && d <= limit && d < strlen(*k)) {
+            best = *k;
+            best_d = d;
+        }
+    }
+    for (const char *const *k = list; !best && *k; k++)
+        if (missing_unit(s, *k))
+            best = *k;
+    return best;
+}
+
+/* "a, b, c" */
+static const char *joined(const char *const *list, char *buf, size_t size)
+{
+    size_t o = 0;
+    buf[0] = '\0';
+    for (; *list && o < size; list++)
+        o += (size_t)snprintf(buf + o, size - o, "%s%s", o ? ", " : "", *list);
+    return buf;
+}
+
+/* ---- mappings ---------------------------------------------------------- */
+
+/* The value under key in mapping map, or NULL. */
+static yaml_node_t *get(loader *ld, const yaml_node_t *map, const char *key)
+{
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&ld->doc, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && strcmp(text_of(k), key) == 0)
+            return yaml_document_get_node(&ld->doc, p->value);
+    }
+    return NULL;
+}
+
+/* The value under a required key; reports it missing at the mapping. */
+static yaml_node_t *need(loader *ld, const yaml_node_t *map, const char *path, const char *key)
+{
+    yaml_node_t *v = get(ld, map, key);
+    if (!v)
+        fail(ld, map, path, "missing required key '%s'", key);
+    return v;
+}
+
+static int expect_mapping(loader *ld, const yaml_node_t *n, const char *path, const char *what)
+{
+    char show[SCN_SHOW_LEN + 16];
+    if (n->type == YAML_MAPPING_NODE)
+        return 0;
+    return fail(ld, n, path, "expected %s, got %s", what, describe(n, show, sizeof show));
+}
+
+/* Check that map is a mapping whose keys are plain strings from keys, none
+ * given twice. An unknown key gets a did-you-mean or the list of valid keys. */
+static int check_keys(loader *ld, const yaml_node_t *map, const char *path,
+                      const char *what, const char *const *keys)
+{
+    if (expect_mapping(ld, map, path, what))
+        return -1;
+    char kpath[SCN_PATH_LEN], list[512];
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&ld->doc, p->key);
+        if (!k || k->type != YAML_SCALAR_NODE)
+            return fail(ld, k ? k : map, path, "keys must be plain strings, not a %s",
+                        k && k->type == YAML_MAPPING_NODE ? "mapping" : "list");
+        path_key(kpath, path, text_of(k));
+        for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
+            yaml_node_t *k0 = yaml_document_get_node(&ld->doc, q->key);
+            if (k0 && k0->type == YAML_SCALAR_NODE && strcmp(text_of(k0), text_of(k)) == 0)
+                return fail(ld, k, kpath, "duplicate key (first given at line %zu)",
+                            k0->start_mark.line + 1);
+        }
+        if (one_of(text_of(k), keys))
+            continue;
+        const char *guess = closest(text_of(k), keys);
+        if (guess)
+            return fail(ld, k, kpath, "unknown key; did you mean '%s'?", guess);
+        return fail(ld, k, kpath, "unknown key; valid keys: %s", joined(keys, list, sizeof list));
+    }
+    return 0;
+}
+
+/* The first key of map that is not in allowed (NULL if none). */
+static yaml_node_t *foreign_key(loader *ld, const yaml_node_t *map, const char *const *allowed)
+{
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&ld->doc, p->key);
+        if (!one_of(text_of(k), allowed))
+            return k;
+    }
+    return NULL;
+}
+
+/* ---- scalars ----------------------------------------------------------- */
+
+/* NaN or infinity as YAML (.nan, -.Inf) or C (nan, inf, infinity) spells it. */
+static bool nonfinite_spelling(const char *s)
+{
+    if (*s == '+' || *s == '-')
+        s++;
+    if (*s == '.')
+        s++;
+    return strcasecmp(s, "nan") == 0 || strcasecmp(s, "inf") == 0
+        || strcasecmp(s, "infinity") == 0;
+}
+
+/* Common checks for a scalar that should hold a number; what is "a number"
+ * or "an integer". */
+static int expect_number_text(loader *ld, const yaml_node_t *n, const char *path,
+                              const char *what)
+{
+    char show[SCN_SHOW_LEN + 16];
+    if (n->type != YAML_SCALAR_NODE || is_null(n))
+        return fail(ld, n, path, "expected %s, got %s", what, describe(n, show, sizeof show));
+    if (is_bool(n))
+        return fail(ld, n, path, "expected %s, got the boolean %s", what, text_of(n));
+    if (!is_plain(n))
+        return fail(ld, n, path, "expected %s, got the quoted string %s (drop the quotes)",
+                    what, quoted(text_of(n), show, sizeof show));
+    if (nonfinite_spelling(text_of(n)))
+        return fail(ld, n, path, "must be finite, got %s", text_of(n));
+    return 0;
+}
+
+/* s as a plain decimal number (no hex, no spaces, no inf or nan); false
+ * unless all of s is one. Overflow gives an infinite *x. */
+static bool parse_decimal(const char *s, double *x)
+{
+    char *end;
+    if (!*s || strspn(s, "0123456789+-.eE") != strlen(s))
+        return false;
+    *x = strtod(s, &end);
+    return *end == '\0';
+}
+
+typedef enum { ANY, POSITIVE, NONNEGATIVE } sign_rule;
+
+/* A finite double, with an optional sign rule. */
+static int read_double(loader *ld, const yaml_node_t *n, const char *path, sign_rule rule,
+                       double *out)
+{
+    char show[SCN_SHOW_LEN + 16];
+    if (expect_number_text(ld, n, path, "a number"))
+        return -1;
+    const char *s = text_of(n);
+    double x = 0;
+    if (!parse_decimal(s, &x))
+        return fail(ld, n, path, "expected a number, got %s", quoted(s, show, sizeof show));
+    if (!isfinite(x))
+        return fail(ld, n, path, "must be finite, got %s (out of range)", s);
+    if (rule == POSITIVE && !(x > 0))
+        return fail(ld, n, path, "must be > 0, got %s", s);
+    if (rule == NONNEGATIVE && !(x >= 0))
+        return fail(ld, n, path, "must be >= 0, got %s", s);
+    *out = x;
+    return 0;
+}
+
+/* A decimal integer in [min, max]. */
+static int read_integer(loader *ld, const yaml_node_t *n, const char *path,
+                        long long min, long long max, long long *out)
+{
+    char show[SCN_SHOW_LEN + 16];
+    if (expect_number_text(ld, n, path, "an integer"))
+        return -1;
+    const char *s = text_of(n);
+    const char *digits = (*s == '+' || *s == '-') ? s + 1 : s;
+    double x;
+    if (!*digits || strspn(digits, "0123456789") != strlen(digits))
+        return fail(ld, n, path, "expected an integer, got %s",
+                    parse_decimal(s, &x) ? s : quoted(s, show, sizeof show));
+    errno = 0;
+    long long v = strtoll(s, NULL, 10);
+    if (errno == ERANGE)
+        return fail(ld, n, path, "integer out of range, got %s", s);
+    if (v < min)
+        return fail(ld, n, path, "must be >= %lld, got %s", min, s);
+    if (v > max)
+        return fail(ld, n, path, "must be <= %lld, got %s", max, s);
+    *out = v;
+    return 0;
+}
+
+static int read_int(loader *ld, const yaml_node_t *n, const char *path, int min, int *out)
+{
+    long long v = 0;
+    if (read_integer(ld, n, path, min, INT_MAX, &v))
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+/* An unsigned 64-bit decimal integer (the seed). */
+static int read_u64(loader *ld, const yaml_node_t *n, const char *path, uint64_t *out)
+{
+    char show[SCN_SHOW_LEN + 16];
+    if (expect_number_text(ld, n, path, "an integer"))
+        return -1;
+    const char *s = text_of(n);
+    if (*s == '-' && strspn(s + 1, "0123456789") == strlen(s + 1) && s[1])
+        return fail(ld, n, path, "must be >= 0, got %s", s);
+    const char *digits = *s == '+' ? s + 1 : s;
+    if (!*digits || strspn(digits, "0123456789") != strlen(digits))
+        return fail(ld, n, path, "expected an integer, got %s", quoted(s, show, sizeof show));
+    errno = 0;
+    unsigned long long v = strtoull(digits, NULL, 10);
+    if (errno == ERANGE)
+        return fail(ld, n, path, "integer out of range (largest is %llu), got %s",
+                    (unsigned long long)UINT64_MAX, s);
+    *out = (uint64_t)v;
+    return 0;
+}
+
+/* A non-null scalar, as text. */
+static int read_string(loader *ld, const yaml_node_t *n, const char *path, const char **out)
+{
+    char show[SCN_SHOW_LEN + 16];
+    if (n->type != YAML_SCALAR_NODE || is_null(n))
+        return fail(ld, n, path, "expected a string, got %s", describe(n, show, sizeof show));
+    *out = text_of(n);
+    return 0;
+}
+
+/* One of names; *out is its index. */
+static int read_enum(loader *ld, const yaml_node_t *n, const char *path,
+                     const char *const *names, int *out)
+{
+    char show[SCN_SHOW_LEN + 16], list[256];
+    const char *s = "";
+    if (read_string(ld, n, path, &s))
+        return -1;
+    for (int i = 0; names[i]; i++)
+        if (strcmp(s, names[i]) == 0) {
+            *out = i;
+            return 0;
+        }
+    const char *guess = closest(s, names);
+    if (guess)
+        return fail(ld, n, path, "unknown value %s; did you mean '%s'? (valid: %s)",
+                    quoted(s, show, sizeof show), guess, joined(names, list, sizeof list));
+    return fail(ld, n, path, "unknown value %s; valid values: %s",
+                quoted(s, show, sizeof show), joined(names, list, sizeof list));
+}
+
+/* A name for a scenario or stage: 1..63 characters of [A-Za-z0-9_-]. */
+static int read_name(loader *ld, const yaml_node_t *n, const char *path, char out[CFG_NAME_MAX])
+{
+    char show[SCN_SHOW_LEN + 16];
+    const char *s = "";
+    if (read_string(ld, n, path, &s))
+        return -1;
+    size_t len = strlen(s);
+    bool ok = len >= 1 && len < CFG_NAME_MAX;
+    for (size_t i = 0; ok && i < len; i++)
+        ok = isalnum((unsigned char)s[i]) || s[i] == '_' || s[i] == '-';
+    if (!ok)
+        return fail(ld, n, path, "must be 1 to %d characters of [A-Za-z0-9_-], got %s",
+                    CFG_NAME_MAX - 1, quoted(s, show, sizeof show));
+    copy_str(out, CFG_NAME_MAX, s);
+    return 0;
+}
+
+/* ---- service distributions --------------------------------------------- */
+
+static const char *const dist_names[] = {
+    "constant", "exponential", "uniform", "lognormal", "gamma",
+    "weibull", "pareto", "empirical", "mixture", NULL};
+static const dist_kind dist_kinds[] = {
+    DIST_CONSTANT, DIST_EXPONENTIAL, DIST_UNIFORM, DIST_LOGNORMAL, DIST_GAMMA,
+    DIST_WEIBULL, DIST_PARETO, DIST_EMPIRICAL, DIST_MIXTURE};
+
+/* Keys each kind takes besides dist (and weight, inside a mixture). */
+static const char *const *dist_keys(dist_kind k)
+{
+    static const char *const constant[] = {"ms", NULL};
+    static const char *const exponential[] = {"mean_ms", NULL};
+    static const char *const uniform[] = {"min_ms", "max_ms", NULL};
+    static const char *const lognormal[] = {"mean_ms", "sd_ms", "p50_ms", "p99_ms", NULL};
+    static const char *const gamma[] = {"mean_ms", "sd_ms", NULL};
+    static const char *const weibull[] = {"shape", "scale_ms", NULL};
+    static const char *const pareto[] = {"shape", "min_ms", NULL};
+    static const char *const empirical[] = {"file", NULL};
+    static const char *const mixture[] = {"parts", NULL};
+    switch (k) {
+    case DIST_CONSTANT:    return constant;
+    case DIST_EXPONENTIAL: return exponential;
+    case DIST_UNIFORM:     return uniform;
+    case DIST_LOGNORMAL:   return lognormal;
+    case DIST_GAMMA:       return gamma;
+    case DIST_WEIBULL:     return weibull;
+    case DIST_PARETO:      return pareto;
+    case DIST_EMPIRICAL:   return empirical;
+    case DIST_MIXTURE:     return mixture;
+    }
+    return constant;
+}
+
+/* Every key a distribution mapping may hold, of any kind. */
+static const char *const service_keys[] = {
+    "dist", "ms", "mean_ms", "sd_ms", "min_ms", "max_ms", "p50_ms", "p99_ms",
+    "shape", "scale_ms", "file", "parts", NULL};
+static const char *const part_keys[] = {
+    "weight", "dist", "ms", "mean_ms", "sd_ms", "min_ms", "max_ms", "p50_ms", "p99_ms",
+    "shape", "scale_ms", "file", "parts", NULL};
+
+static int read_dist(loader *ld, const yaml_node_t *map, const char *path, int mix_depth,
+                     bool in_mixture, dist_t *d);
+
+/* A required finite parameter of a distribution. */
+static int read_param(loader *ld, const yaml_node_t *map, const char *path, const char *key,
+                      double *out)
+{
+    char kpath[SCN_PATH_LEN];
+    const yaml_node_t *v = need(ld, map, path, key);
+    if (!v)
+        return -1;
+    path_key(kpath, path, key);
+    return read_double(ld, v, kpath, ANY, out);
+}
+
+/* Report a dist_init_* message. "mean_ms must be > 0, got -3" is put on the
+ * mean_ms value as "must be > 0, got -3"; anything else on the mapping. */
+static int dist_error(loader *ld, const yaml_node_t *map, const char *path, const char *msg)
+{
+    char kpath[SCN_PATH_LEN];
+    for (const char *const *k = service_keys; *k; k++) {
+        size_t len = strlen(*k);
+        const yaml_node_t *v = get(ld, map, *k);
+        if (v && strncmp(msg, *k, len) == 0 && strncmp(msg + len, " must ", 6) == 0) {
+            path_key(kpath, path, *k);
+            return fail(ld, v, kpath, "%s", msg + len + 1);
+        }
+    }
+    return fail(ld, map, path, "%s", msg);
+}
+
+/* lognormal takes mean_ms + sd_ms or p50_ms + p99_ms, complete and unmixed. */
+static int read_lognormal(loader *ld, const yaml_node_t *map, const char *path, dist_t *d)
+{
+    static const char *const by_mean[] = {"mean_ms", "sd_ms", NULL};
+    static const char *const by_pct[] = {"p50_ms", "p99_ms", NULL};
+    const yaml_node_t *first = NULL;
+    bool first_is_mean = false;
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         p < map->data.mapping.pairs.top; p++) {
+        const yaml_node_t *k = yaml_document_get_node(&ld->doc, p->key);
+        bool mean = one_of(text_of(k), by_mean), pct = one_of(text_of(k), by_pct);
+        if (!mean && !pct)
+            continue;
+        if (!first) {
+            first = k;
+            first_is_mean = mean;
+        } else if (mean != first_is_mean) {
+            char kpath[SCN_PATH_LEN];
+            path_key(kpath, path, text_of(k));
+            return fail(ld, k, kpath, "lognormal takes either mean_ms and sd_ms, or p50_ms "
+                        "and p99_ms, not a mix (line %zu gave %s)",
+                        first->start_mark.line + 1, text_of(first));
+        }
+    }
+    if (!first)
+        return fail(ld, map, path, "missing required keys: lognormal needs mean_ms and "
+                    "sd_ms, or p50_ms and p99_ms");
+    double a = 0, b = 0;
+    const char *const *pair = first_is_mean ? by_mean : by_pct;
+    if (read_param(ld, map, path, pair[0], &a) || read_param(ld, map, path, pair[1], &b))
+        return -1;
+    const char *e = first_is_mean ? dist_init_lognormal_mean_sd(d, a, b)
+                                  : dist_init_lognormal_p50_p99(d, a, b);
+    return e ? dist_error(ld, map, path, e) : 0;
+}
+
+/* Parse one sample line of an empirical file; 1 = a value, 0 = blank or a
+ * comment, -1 = an error already reported. */
+static int sample_line(loader *ld, const yaml_node_t *fnode, const char *path,
+                       const char *fname, size_t lineno, char *line, double *out)
+{
+    char show[SCN_SHOW_LEN + 16];
+    while (isspace((unsigned char)*line))
+        line++;
+    size_t len = strlen(line);
+    while (len && isspace((unsigned char)line[len - 1]))
+        line[--len] = '\0';
+    if (len == 0 || line[0] == '#')
+        return 0;
+    double x = 0;
+    if (!parse_decimal(line, &x)) {
+        if (nonfinite_spelling(line))
+            return fail(ld, fnode, path, "%s:%zu: must be finite, got %s", fname, lineno, line);
+        return fail(ld, fnode, path, "%s:%zu: not a number: %s", fname, lineno,
+                    quoted(line, show, sizeof show));
+    }
+    if (!isfinite(x))
+        return fail(ld, fnode, path, "%s:%zu: must be finite, got %s", fname, lineno, line);
+    if (x < 0)
+        return fail(ld, fnode, path, "%s:%zu: must be >= 0, got %s", fname, lineno, line);
+    *out = x;
+    return 1;
+}
+
+/* Read the sample file named by fnode (one value in ms per line) into
+ * *values; relative names resolve against the scenario's directory. */
+static int read_samples(loader *ld, const yaml_node_t *fnode, const char *path,
+                        double **values, size_t *n)
+{
+    const char *fname = "";
+    if (read_string(ld, fnode, path, &fname))
+        return -1;
+    char full[4096];
+    int len = fname[0] == '/' ? snprintf(full, sizeof full, "%s", fname)
+                              : snprintf(full, sizeof full, "%s/%s", ld->basedir, fname);
+    if (len < 0 || (size_t)len >= sizeof full)
+        return fail(ld, fnode, path, "path too long");
+    FILE *f = fopen(full, "r");
+    if (!f)
+        return fail(ld, fnode, path, "cannot open %s: %s", full, strerror(errno));
+
+    double *vals = NULL;
+    size_t count = 0, cap = 0, lineno = 0, linecap = 0;
+    char *line = NULL;
+    int rc = 0;
+    errno = 0;
+    while (rc == 0 && getline(&line, &linecap, f) >= 0) {
+        double x = 0;
+        int got = sample_line(ld, fnode, path, fname, ++lineno, line, &x);
+        if (got < 0) {
+            rc = -1;
+        } else if (got > 0) {
+            if (count == cap) {
+                size_t ncap = cap ? cap * 2 : 256;
+                double *nv = ncap < SIZE_MAX / sizeof *nv ? realloc(vals, ncap * sizeof *nv) : NULL;
+                if (!nv) {
+                    rc = fail(ld, fnode, path, "%s: out of memory after %zu samples", fname, count);
+                    break;
+                }
+                vals = nv;
+                cap = ncap;
+            }
+            vals[count++] = x;
+        }
+    }
+    if (rc == 0 && ferror(f))
+        rc = fail(ld, fnode, path, "cannot read %s: %s", full, strerror(errno ? errno : EIO));
+    if (rc == 0 && count == 0)
+        rc = fail(ld, fnode, path, "%s: no samples (only blank lines and comments)", fname);
+    free(line);
+    fclose(f);
+    if (rc) {
+        free(vals);
+        return -1;
+    }
+    *values = vals;
+    *n = count;
+    return 0;
+}
+
+static int read_empirical(loader *ld, const yaml_node_t *map, const char *path, dist_t *d)
+{
+    char fpath[SCN_PATH_LEN];
+    const yaml_node_t *fnode = need(ld, map, path, "file");
+    if (!fnode)
+        return -1;
+    path_key(fpath, path, "file");
+    double *values = NULL;
+    size_t n = 0;
+    if (read_samples(ld, fnode, fpath, &values, &n))
+        return -1;
+    const char *e = dist_init_empirical(d, values, n);  /* owns values now */
+    return e ? fail(ld, fnode, fpath, "%s", e) : 0;
+}
+
+static void free_parts(dist_t *parts, size_t n)
+{
+    for (size_t i = 0; parts && i < n; i++)
+        dist_free(&parts[i]);
+    free(parts);
+}
+
+/* mixture {parts: [{weight: w, dist: ..., ...}, ...]} */
+static int read_mixture(loader *ld, const yaml_node_t *map, const char *path, int mix_depth,
+                        dist_t *d)
+{
+    char ppath[SCN_PATH_LEN], ipath[SCN_PATH_LEN], wpath[SCN_PATH_LEN];
+    char show[SCN_SHOW_LEN + 16];
+    if (mix_depth >= SCN_MIX_DEPTH)
+        return fail(ld, map, path, "mixtures may nest at most %d deep", SCN_MIX_DEPTH);
+    const yaml_node_t *list = need(ld, map, path, "parts");
+    if (!list)
+        return -1;
+    path_key(ppath, path, "parts");
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, ppath, "expected a list of parts, got %s",
+                    describe(list, show, sizeof show));
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n == 0)
+        return fail(ld, list, ppath, "a mixture needs at least one part");
+
+    dist_t *parts = calloc(n, sizeof *parts);
+    double *weights = calloc(n, sizeof *weights);
+    if (!parts || !weights) {
+        free(parts);
+        free(weights);
+        return fail(ld, list, ppath, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *part = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        const yaml_node_t *w;
+        path_index(ipath, ppath, i);
+        path_key(wpath, ipath, "weight");
+        if (read_dist(ld, part, ipath, mix_depth + 1, true, &parts[i])
+            || !(w = need(ld, part, ipath, "weight"))
+            || read_double(ld, w, wpath, ANY, &weights[i])) {
+            free_parts(parts, n);
+            free(weights);
+            return -1;
+        }
+    }
+    const char *e = dist_init_mixture(d, parts, weights, n);   /* owns both now */
+    if (!e)
+        return 0;
+    size_t bad;
+    if (sscanf(e, "weights[%zu]", &bad) == 1 && bad < n) {
+        const char *rest = strstr(e, " must ");
+        const yaml_node_t *part = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[bad]);
+        path_index(ipath, ppath, bad);
+        path_key(wpath, ipath, "weight");
+        return fail(ld, get(ld, part, "weight"), wpath, "%s", rest ? rest + 1 : e);
+    }
+    return fail(ld, list, ppath, "%s", e);
+}
+
+/* A distribution mapping {dist: NAME, ...}. On return *d is always safe to
+ * dist_free; on error the caller frees it. mix_depth counts the mixtures
+ * around this one; in_mixture allows the key weight. */
+static int read_dist(loader *ld, const yaml_node_t *map, const char *path, int mix_depth,
+                     bool in_mixture, dist_t *d)
+{
+    char kpath[SCN_PATH_LEN], list[256];
+    memset(d, 0, sizeof *d);
+    if (check_keys(ld, map, path, "a distribution mapping such as {dist: exponential, mean_ms: 10}",
+                   in_mixture ? part_keys : service_keys))
+        return -1;
+    if (++ld->ndists > SCN_MAX_DISTS)
+        return fail(ld, map, path, "more than %d distributions in one scenario", SCN_MAX_DISTS);
+    const yaml_node_t *dn = need(ld, map, path, "dist");
+    if (!dn)
+        return -1;
+    path_key(kpath, path, "dist");
+    const char *name = "";
+    if (read_string(ld, dn, kpath, &name))
+        return -1;
+    int idx = -1;
+    for (int i = 0; dist_names[i]; i++)
+        if (strcmp(name, dist_names[i]) == 0)
+            idx = i;
+    if (idx < 0) {
+        char show[SCN_SHOW_LEN + 16];
+        const char *guess = closest(name, dist_names);
+        if (guess)
+            return fail(ld, dn, kpath, "unknown distribution %s; did you mean '%s'?",
+                        quoted(name, show, sizeof show), guess);
+        return fail(ld, dn, kpath, "unknown distribution %s; valid: %s",
+                    quoted(name, show, sizeof show), joined(dist_names, list, sizeof list));
+    }
+    dist_kind kind = dist_kinds[idx];
+
+    /* Keys of other kinds are errors here: "ms" under exponential. */
+    const char *allowed[16] = {"dist", "weight"};
+    size_t na = in_mixture ? 2 : 1;
+    for (const char *const *k = dist_keys(kind); *k; k++)
+        allowed[na++] = *k;
+    allowed[na] = NULL;
+    const yaml_node_t *bad = foreign_key(ld, map, allowed);
+    if (bad) {
+        path_key(kpath, path, text_of(bad));
+        return fail(ld, bad, kpath, "does not apply to dist: %s (it takes: %s)",
+                    dist_names[idx], joined(dist_keys(kind), list, sizeof list));
+    }
+
+    double a = 0, b = 0;
+    const char *e = NULL;
+    switch (kind) {
+    case DIST_CONSTANT:
+        if (read_param(ld, map, path, "ms", &a))
+            return -1;
+        e = dist_init_constant(d, a);
+        break;
+    case DIST_EXPONENTIAL:
+        if (read_param(ld, map, path, "mean_ms", &a))
+            return -1;
+        e = dist_init_exponential(d, a);
+        break;
+    case DIST_UNIFORM:
+        if (read_param(ld, map, path, "min_ms", &a) || read_param(ld, map, path, "max_ms", &b))
+            return -1;
+        e = dist_init_uniform(d, a, b);
+        break;
+    case DIST_LOGNORMAL:
+        return read_lognormal(ld, map, path, d);
+    case DIST_GAMMA:
+        if (read_param(ld, map, path, "mean_ms", &a) || read_param(ld, map, path, "sd_ms", &b))
+            return -1;
+        e = dist_init_gamma(d, a, b);
+        break;
+    case DIST_WEIBULL:
+        if (read_param(ld, map, path, "shape", &a) || read_param(ld, map, path, "scale_ms", &b))
+            return -1;
+        e = dist_init_weibull(d, a, b);
+        break;
+    case DIST_PARETO:
+        if (read_param(ld, map, path, "shape", &a) || read_param(ld, map, path, "min_ms", &b))
+            return -1;
+        e = dist_init_pareto(d, a, b);
+        break;
+    case DIST_EMPIRICAL:
+        return read_empirical(ld, map, path, d);
+    case DIST_MIXTURE:
+        return read_mixture(ld, map, path, mix_depth, d);
+    }
+    return e ? dist_error(ld, map, path, e) : 0;
+}
+
+/* ---- sections ---------------------------------------------------------- */
+
+static int read_workload(loader *ld, const yaml_node_t *map, workload_cfg *w)
+{
+    static const char *const keys[] = {
+        "arrival", "rate_hz", "streams", "fps", "jitter_ms", "phase", NULL};
+    static const char *const poisson[] = {"arrival", "rate_hz", NULL};
+    static const char *const periodic[] = {"arrival", "streams", "fps", "jitter_ms", "phase", NULL};
+    static const char *const arrivals[] = {"poisson", "periodic", NULL};
+    static const char *const phases[] = {"random", "aligned", NULL};
+    const char *path = "workload";
+    char kpath[SCN_PATH_LEN];
+    const yaml_node_t *v;
+    int arrival = 0;
+
+    if (check_keys(ld, map, path, "a mapping such as {arrival: poisson, rate_hz: 10}", keys))
+        return -1;
+    if (!(v = need(ld, map, path, "arrival")) || read_enum(ld, v, "workload.arrival", arrivals, &arrival))
+        return -1;
+    w->arrival = arrival == 0 ? ARRIVAL_POISSON : ARRIVAL_PERIODIC;
+    const yaml_node_t *bad = foreign_key(ld, map, arrival == 0 ? poisson : periodic);
+    if (bad) {
+        path_key(kpath, path, text_of(bad));
+        return fail(ld, bad, kpath, "applies only to arrival: %s", arrivals[1 - arrival]);
+    }
+
+    if (w->arrival == ARRIVAL_POISSON)
+        return !(v = need(ld, map, path, "rate_hz"))
+            || read_double(ld, v, "workload.rate_hz", POSITIVE, &w->rate_hz) ? -1 : 0;
+
+    if (!(v = need(ld, map, path, "streams")) || read_int(ld, v, "workload.streams", 1, &w->streams))
+        return -1;
+    if (!(v = need(ld, map, path, "fps")) || read_double(ld, v, "workload.fps", POSITIVE, &w->fps))
+        return -1;
+    if ((v = get(ld, map, "jitter_ms"))
+        && read_double(ld, v, "workload.jitter_ms", NONNEGATIVE, &w->jitter_ms))
+        return -1;
+    int phase = 0;
+    if ((v = get(ld, map, "phase"))) {
+        if (read_enum(ld, v, "workload.phase", phases, &phase))
+            return -1;
+        w->phase = phase == 0 ? PHASE_RANDOM : PHASE_ALIGNED;
+    }
+    return 0;
+}
+
+static int read_metrics(loader *ld, const yaml_node_t *map, scenario_cfg *c)
+{
+    static const char *const keys[] = {"buckets_ms", NULL};
+    const char *path = "metrics.buckets_ms";
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    if (check_keys(ld, map, "metrics", "a mapping such as {buckets_ms: [5, 10, 20]}", keys))
+        return -1;
+    const yaml_node_t *list = get(ld, map, "buckets_ms");
+    if (!list)
+        return 0;
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of bucket bounds in ms, got %s",
+                    describe(list, show, sizeof show));
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n < 1 || n > CFG_MAX_BUCKETS)
+        return fail(ld, list, path, "must hold 1 to %d values, got %zu", CFG_MAX_BUCKETS, n);
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *v = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        path_index(ipath, path, i);
+        if (read_double(ld, v, ipath, POSITIVE, &c->buckets_ms[i]))
+            return -1;
+        if (i > 0 && !(c->buckets_ms[i] > c->buckets_ms[i - 1]))
+            return fail(ld, v, ipath, "buckets must be strictly ascending, got %s after %.10g",
+                        text_of(v), c->buckets_ms[i - 1]);
+    }
+    c->nbuckets = (int)n;
+    return 0;
+}
+
+static int read_queue(loader *ld, const yaml_node_t *map, const char *path, stage_cfg *s)
+{
+    static const char *const keys[] = {"capacity", "on_full", NULL};
+    static const char *const policies[] = {"drop_newest", "drop_oldest", NULL};
+    char kpath[SCN_PATH_LEN];
+    const yaml_node_t *v;
+    long long cap = 0;
+    int policy = 0;
+    if (check_keys(ld, map, path, "a mapping such as {capacity: 64, on_full: drop_newest}", keys))
+        return -1;
+    path_key(kpath, path, "capacity");
+    if (!(v = need(ld, map, path, "capacity")) || read_integer(ld, v, kpath, 0, LONG_MAX, &cap))
+        return -1;
+    s->capacity = (long)cap;
+    if ((v = get(ld, map, "on_full"))) {
+        path_key(kpath, path, "on_full");
+        if (read_enum(ld, v, kpath, policies, &policy))
+            return -1;
+        s->on_full = policy == 0 ? ONFULL_DROP_NEWEST : ONFULL_DROP_OLDEST;
+    }
+    return 0;
+}
+
+static int read_stage(loader *ld, const yaml_node_t *map, const char *path, stage_cfg *s)
+{
+    static const char *const keys[] = {"name", "servers", "service", "queue", "timeout_ms", NULL};
+    char kpath[SCN_PATH_LEN];
+    const yaml_node_t *v;
+
+    s->servers = 1;
+    s->capacity = -1;
+    s->on_full = ONFULL_DROP_NEWEST;
+    s->timeout_ms = 0;
+    if (check_keys(ld, map, path, "a stage mapping with name and service", keys))
+        return -1;
+    path_key(kpath, path, "name");
+    if (!(v = need(ld, map, path, "name")) || read_name(ld, v, kpath, s->name))
+        return -1;
+    path_key(kpath, path, "servers");
+    if ((v = get(ld, map, "servers")) && read_int(ld, v, kpath, 1, &s->servers))
+        return -1;
+    path_key(kpath, path, "service");
+    if (!(v = need(ld, map, path, "service")) || read_dist(ld, v, kpath, 0, false, &s->service))
+        return -1;
+    path_key(kpath, path, "queue");
+    if ((v = get(ld, map, "queue")) && read_queue(ld, v, kpath, s))
+        return -1;
+    path_key(kpath, path, "timeout_ms");
+    if ((v = get(ld, map, "timeout_ms")) && read_double(ld, v, kpath, POSITIVE, &s->timeout_ms))
+        return -1;
+    return 0;
+}
+
+static int read_stages(loader *ld, const yaml_node_t *list, scenario_cfg *c)
+{
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, "stages", "expected a list of stages, got %s",
+                    describe(list, show, sizeof show));
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n == 0)
+        return fail(ld, list, "stages", "must list at least one stage");
+    if (n > INT_MAX)
+        return fail(ld, list, "stages", "too many stages");
+    c->stages = calloc(n, sizeof *c->stages);
+    if (!c->stages)
+        return fail(ld, list, "stages", "out of memory");
+    c->nstages = (int)n;            /* every service is zeroed: cfg_free-safe */
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *st = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        path_index(ipath, "stages", i);
+        if (read_stage(ld, st, ipath, &c->stages[i]))
+            return -1;
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(c->stages[j].name, c->stages[i].name) == 0) {
+                char npath[SCN_PATH_LEN];
+                path_key(npath, ipath, "name");
+                return fail(ld, get(ld, st, "name"), npath,
+                            "duplicate stage name %s (also stages[%zu])",
+                            quoted(c->stages[i].name, show, sizeof show), j);
+            }
+    }
+    return 0;
+}
+
+/* warmup_s: N, or warmup: auto | N, not both. */
+static int read_warmup(loader *ld, const yaml_node_t *root, scenario_cfg *c)
+{
+    const yaml_node_t *ws = get(ld, root, "warmup_s"), *w = get(ld, root, "warmup");
+    if (ws && w) {
+        bool w_later = w->start_mark.index > ws->start_mark.index;
+        return fail(ld, w_later ? w : ws, w_later ? "warmup" : "warmup_s",
+                    "give either warmup or warmup_s, not both");
+    }
+    if (ws)
+        return read_double(ld, ws, "warmup_s", NONNEGATIVE, &c->warmup_s);
+    if (!w)
+        return 0;
+    if (w->type == YAML_SCALAR_NODE && strcmp(text_of(w), "auto") == 0) {
+        c->warmup_auto = true;
+        return 0;
+    }
+    double x;
+    if (is_plain(w) && !is_null(w) && !is_bool(w) && !parse_decimal(text_of(w), &x)
+        && !nonfinite_spelling(text_of(w))) {
+        char show[SCN_SHOW_LEN + 16];
+        return fail(ld, w, "warmup", "expected 'auto' or a number of seconds, got %s",
+                    quoted(text_of(w), show, sizeof show));
+    }
+    return read_double(ld, w, "warmup", NONNEGATIVE, &c->warmup_s);
+}
+
+static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
+{
+    static const char *const keys[] = {
+        "name", "seed", "duration_s", "warmup_s", "warmup", "replications",
+        "workload", "metrics", "stages", NULL};
+    const yaml_node_t *v;
+    if (check_keys(ld, root, "", "a mapping of scenario keys (name, duration_s, workload, stages, ...)", keys))
+        return -1;
+    if ((v = get(ld, root, "name")) && read_name(ld, v, "name", c->name))
+        return -1;
+    if ((v = get(ld, root, "seed")) && read_u64(ld, v, "seed", &c->seed))
+        return -1;
+    if (!(v = need(ld, root, "", "duration_s")) || read_double(ld, v, "duration_s", POSITIVE, &c->duration_s))
+        return -1;
+    if (read_warmup(ld, root, c))
+        return -1;
+    if ((v = get(ld, root, "replications")) && read_int(ld, v, "replications", 1, &c->replications))
+        return -1;
+    if (!(v = need(ld, root, "", "workload")) || read_workload(ld, v, &c->workload))
+        return -1;
+    if ((v = get(ld, root, "metrics")) && read_metrics(ld, v, c))
+        return -1;
+    if (!(v = need(ld, root, "", "stages")) || read_stages(ld, v, c))
+        return -1;
+    return 0;
+}
+
+/* ---- YAML text to document --------------------------------------------- */
+
+/* Report libyaml's complaint; a TAB on the offending line is named plainly,
+ * since that is what the complaint almost always means. */
+static int syntax_error(loader *ld, const yaml_parser_t *p, const char *text, size_t len)
+{
+    yaml_mark_t mark = p->problem_mark;
+    if (p->error == YAML_READER_ERROR) {         /* bad encoding: only an offset */
+        mark.line = mark.column = 0;
+        for (size_t i = 0; i < p->problem_offset && i < len; i++) {
+            mark.column++;
+            if (text[i] == '\n') {
+                mark.line++;
+                mark.column = 0;
+            }
+        }
+    }
+    const char *problem = p->problem ? p->problem : "cannot parse";
+    if (p->error == YAML_MEMORY_ERROR)
+        problem = "out of memory";
+
+    const char *line = text;                     /* start of the offending line */
+    const char *end = text + len;
+    for (size_t l = 0; l < mark.line && line < end; line++)
+        if (*line == '\n')
+            l++;
+    size_t indent = 0;
+    while (line + indent < end && line[indent] == ' ')
+        indent++;
+    if (line + indent < end && line[indent] == '\t') {
+        yaml_mark_t tab = {.line = mark.line, .column = indent};
+        return fail_mark(ld, &tab, "(syntax)",
+                         "tab character in indentation; YAML allows only spaces (%s)", problem);
+    }
+    for (const char *q = line; q < end && *q != '\n'; q++)
+        if (*q == '\t')
+            return fail_mark(ld, &mark, "(syntax)", "%s (this line holds a tab character; "
+                             "YAML allows only spaces for indentation)", problem);
+    if (p->context)
+        return fail_mark(ld, &mark, "(syntax)", "%s (%s at line %zu, column %zu)", problem,
+                         p->context, p->context_mark.line + 1, p->context_mark.column + 1);
+    return fail_mark(ld, &mark, "(syntax)", "%s", problem);
+}
+
+/* Parse text into ld->doc: exactly one document, which may be empty. */
+static int load_document(loader *ld, const char *text, size_t len)
+{
+    yaml_parser_t p;
+    if (!yaml_parser_initialize(&p))
+        return fail_file(ld, "out of memory starting the YAML parser");
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&p, &ld->doc)) {
+        syntax_error(ld, &p, text, len);
+        yaml_parser_delete(&p);
+        return -1;
+    }
+    int rc = 0;
+    yaml_document_t extra;
+    if (!yaml_parser_load(&p, &extra)) {
+        rc = syntax_error(ld, &p, text, len);
+    } else {
+        yaml_node_t *r = yaml_document_get_root_node(&extra);
+        if (r)
+            rc = fail(ld, r, "(root)", "only one YAML document is allowed in a scenario");
+        yaml_document_delete(&extra);
+    }
+    yaml_parser_delete(&p);
+    if (rc)
+        yaml_document_delete(&ld->doc);
+    return rc;
+}
+
+/* ---- public ------------------------------------------------------------ */
+
+int scn_load_string(const char *text, size_t len, const char *display_name,
+                    const char *basedir, scenario_cfg *out, char *err, size_t errlen)
+{
+    loader ld = {
+        .file = display_name ? display_name : "(string)",
+        .basedir = basedir && *basedir ? basedir : ".",
+        .err = err,
+        .errlen = errlen,
+    };
+    memset(out, 0, sizeof *out);
+    if (err && errlen)
+        err[0] = '\0';
+    if (len > SCN_MAX_BYTES)
+        return fail_file(&ld, "file is larger than 16 MiB");
+    if (load_document(&ld, text ? text : "", text ? len : 0))
+        return -1;
+
+    cfg_defaults(out);
+    copy_str(out->path, sizeof out->path, ld.file);
+    const yaml_node_t *root = yaml_document_get_root_node(&ld.doc);
+    int rc;
+    if (!root) {
+        yaml_mark_t start = {0};
+        rc = fail_mark(&ld, &start, "(root)",
+                       "the document is empty; expected a mapping of scenario keys");
+    } else {
+        rc = read_root(&ld, root, out);
+    }
+    yaml_document_delete(&ld.doc);
+    if (rc) {
+        cfg_free(out);
+        return -1;
+    }
+    return 0;
+}
+
+/* Read all of f, up to the 16 MiB limit, into *text (malloc'd). */
+static int read_whole_file(loader *ld, FILE *f, char **text, size_t *len)
+{
+    size_t cap = 0, n = 0;
+    char *buf = NULL;
+    for (;;) {
+        if (n == cap) {
+            if (cap == SCN_MAX_BYTES + 1)        /* one byte too many: too large */
+                break;
+            size_t ncap = cap ? cap * 2 : 65536;
+            if (ncap > SCN_MAX_BYTES + 1)
+                ncap = SCN_MAX_BYTES + 1;
+            char *nb = realloc(buf, ncap);
+            if (!nb) {
+                free(buf);
+                return fail_file(ld, "out of memory");
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        size_t got = fread(buf + n, 1, cap - n, f);
+        n += got;
+        if (got == 0)
+            break;
+    }
+    if (ferror(f) || n > SCN_MAX_BYTES) {
+        int e = errno ? errno : EIO;
+        free(buf);
+        return n > SCN_MAX_BYTES ? fail_file(ld, "file is larger than 16 MiB")
+                                 : fail_file(ld, "cannot read: %s", strerror(e));
+    }
+    *text = buf;
+    *len = n;
+    return 0;
+}
+
+/* The directory part of path: "." when it has none. */
+static void dir_of(const char *path, char *dir, size_t size)
+{
+    const char *slash = strrchr(path, '/');
+    size_t n = !slash ? 0 : slash == path ? 1 : (size_t)(slash - path);
+    if (n == 0) {
+        copy_str(dir, size, ".");
+        return;
+    }
+    if (n >= size)
+        n = size - 1;
+    memcpy(dir, path, n);
+    dir[n] = '\0';
+}
+
+int scn_load(const char *path, scenario_cfg *out, char *err, size_t errlen)
+{
+    loader ld = {.file = path, .err = err, .errlen = errlen};
+    memset(out, 0, sizeof *out);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return fail_file(&ld, "cannot open: %s", strerror(errno));
+    char *text = NULL;
+    size_t len = 0;
+    errno = 0;
+    int rc = read_whole_file(&ld, f, &text, &len);
+    fclose(f);
+    if (rc)
+        return -1;
+    char dir[4096];
+    dir_of(path, dir, sizeof dir);
+    rc = scn_load_string(text, len, path, dir, out, err, errlen);
+    free(text);
+    return rc;
+}

@@ -1,0 +1,24 @@
+/* scenario.h — turns a YAML scenario into a scenario_cfg.
+ *
+ * This is the only module that touches libyaml. Every error it reports names
+ * file:line:column and the key path, e.g.
+ *   s.yaml:12:5: stages[1].service.mean_ms: must be > 0, got -3
+ * Unknown keys are rejected with a did-you-mean. On error nothing is left
+ * allocated in *out. It never prints and never exits: messages go to err. */
+#ifndef VL_SCENARIO_H
+#define VL_SCENARIO_H
+
+#include <stddef.h>
+#include "config.h"
+
+/* Load the scenario at path. Returns 0 on success, -1 on bad input (err holds
+ * one line, no trailing newline). Relative file names inside the scenario
+ * (empirical samples) are resolved against the scenario's directory. */
+int scn_load(const char *path, scenario_cfg *out, char *err, size_t errlen);
+
+/* Same, from text in memory; display_name is used in messages and basedir
+ * resolves relative file names ("." if NULL). */
+int scn_load_string(const char *text, size_t len, const char *display_name,
+                    const char *basedir, scenario_cfg *out, char *err, size_t errlen);
+
+#endif

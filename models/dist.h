@@ -9,10 +9,10 @@
 #ifndef VL_DIST_H
 #define VL_DIST_H
 
-#include <math.h>
 #include <stddef.h>
 #include <gsl/gsl_rng.h>
 #include <gsl/gsl_randist.h>
+#include "sim/rng.h"
 
 typedef enum {
     DIST_CONSTANT,
@@ -62,13 +62,15 @@ const char *dist_init_empirical(dist_t *d, double *values, size_t n);
  * sum to 1 within 1e-6. */
 const char *dist_init_mixture(dist_t *d, dist_t *parts, double *weights, size_t n);
 
-/* An exponential draw with the given mean by inversion, -mean * ln(U) with
- * U uniform on (0, 1). Same law as gsl_ran_exponential (which uses
- * log1p(-U)), at a third of the cost: log1p is the slowest call in an
- * M/M/1 run. */
+/* An exponential draw with the given mean. On a stream made by rng_stream
+ * it uses the ziggurat (sim/rng.h): same law as gsl_ran_exponential, whose
+ * log() is otherwise the slowest call in an M/M/1 run; any other GSL
+ * generator gets gsl_ran_exponential. */
 static inline double dist_exp_draw(gsl_rng *r, double mean)
 {
-    return -mean * log(gsl_rng_uniform_pos(r));
+    if (r->type == rng_xoshiro256pp)
+        return mean * rng_exp(r);
+    return gsl_ran_exponential(r, mean);
 }
 
 /* Draw one value in ms (>= 0). */

@@ -209,7 +209,7 @@ static int pick_warmup(const scenario_cfg *cfg, run_result *res, char *err, size
         res->events += rs.events;
         if (!res->mser.settled)
             warn(res, "warmup: auto: MSER-5 found no steady state in the %.0f s pilot run "
-                      "(the best truncation, batch %zu of %zu, is in its second half); "
+                      "(the best truncation is batch %zu of %zu, the most MSER may cut); "
                       "lengthen duration_s or set warmup_s",
                  cfg->duration_s, res->mser.d, res->mser.k);
     }

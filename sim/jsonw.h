@@ -3,7 +3,8 @@
  * Keys and values are written in call order, two-space indented, so output
  * is byte-for-byte reproducible. Numbers use "%.10g"; NaN and infinities are
  * written as null (JSON has no spelling for them). Strings are escaped.
- * The writer holds only nesting state; it never buffers the document. */
+ * The writer holds only nesting state; it never buffers the document.
+ * Nesting deeper than JW_MAX_DEPTH - 1 levels is not supported. */
 #ifndef VL_JSONW_H
 #define VL_JSONW_H
 

@@ -45,8 +45,11 @@ void mser_add(mser_t *m, double t, double x)
     m->acc += x;
     if (++m->acc_n < m->batch)
         return;
-    if (m->k == m->cap)
-        mser_fold(m);
+    if (m->k == m->cap) {
+        mser_fold(m);                     /* batch doubled: keep filling this one */
+        if (m->acc_n < m->batch)
+            return;
+    }
     m->mean[m->k] = m->acc / (double)m->acc_n;
     m->t_end[m->k] = t;
     m->k++;
@@ -60,13 +63,20 @@ mser_result mser_compute(const mser_t *m)
     size_t k = m->k;
     if (k < 4)
         return r;
-    /* Walk d from the end backwards so the suffix sums build up in O(k). */
+    /* Walk d from the end backwards so the suffix sums build up in O(k).
+     * The values are centred on their grand mean first: the one-pass
+     * variance below would otherwise lose digits on large, flat series. */
+    double c = 0.0;
+    for (size_t i = 0; i < k; i++)
+        c += m->mean[i];
+    c /= (double)k;
     double s = 0.0, s2 = 0.0, best = 0.0;
     size_t best_d = 0;
     int have = 0;
     for (size_t i = k; i-- > 0;) {
-        s += m->mean[i];
-        s2 += m->mean[i] * m->mean[i];
+        double y = m->mean[i] - c;
+        s += y;
+        s2 += y * y;
         size_t d = i, n = k - d;
         if (d > k / 2)
             continue;
@@ -83,6 +93,6 @@ mser_result mser_compute(const mser_t *m)
     }
     r.d = best_d;
     r.t_trunc = best_d ? m->t_end[best_d - 1] : 0.0;
-    r.settled = best_d + 1 < k / 2;
+    r.settled = best_d < k / 2;
     return r;
 }

@@ -7,8 +7,8 @@
  * minimises the MSER statistic
  *     MSER(d) = sum_{i>d} (Y_i - mean_{>d})^2 / (k - d)^2,  0 <= d <= k/2,
  * (White 1997; Franklin & White 2008) and is returned as the time at which
- * batch d* ended. A minimum in the second half of the run means the run
- * never settled: the caller should warn. */
+ * batch d* ended. A minimum at the limit d = k/2 means the run never
+ * settled: the caller should warn. */
 #ifndef VL_MSER_H
 #define VL_MSER_H
 
@@ -27,7 +27,8 @@ typedef struct {
     double t_trunc;         /* warm-up: time at which batch d* ended (0 when d* = 0) */
     size_t d, k;            /* the chosen truncation and the number of batches */
     size_t batch;           /* observations per batch at the end */
-    bool settled;           /* false when there were too few batches or d* > k/2 - 1 */
+    bool settled;           /* false when there were too few batches (< 4) or d* = k/2,
+                               the most MSER may truncate: no steady state was seen */
 } mser_result;
 
 int mser_init(mser_t *m, size_t cap);   /* cap >= 4 (rounded up to even); 0 or -1 */

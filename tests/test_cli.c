@@ -1,0 +1,271 @@
+/* test_cli.c — vlsim as a user runs it: exit codes, safe outputs,
+ * byte-identical results for any thread count, common random numbers, and
+ * the agreement of the JSON, CSV and Prometheus outputs with one another.
+ * Runs the ./vlsim binary built by `make` from the repository root. */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "models/run.h"
+#include "models/scenario.h"
+
+static char dir[64];
+
+static void mkdir_tmp(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/vlsim-cli-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void rm_tmp(void)
+{
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* Run a shell command; return its exit status. */
+static int sh(const char *fmt, ...)
+{
+    char cmd[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    int st = system(cmd);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static char *slurp(const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    return s;
+}
+
+static void write_file(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+static int exists(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0;
+}
+
+/* Remove the "wall_s" line, the only one allowed to differ between runs. */
+static void drop_wall(char *s)
+{
+    char *p = strstr(s, "\"wall_s\"");
+    if (p) {
+        char *e = strchr(p, '\n');
+        memmove(p, e ? e : p + strlen(p), strlen(e ? e : p + strlen(p)) + 1);
+    }
+}
+
+TestSuite(cli, .init = mkdir_tmp, .fini = rm_tmp, .timeout = 60);
+
+Test(cli, version_and_help)
+{
+    cr_expect_eq(sh("./vlsim --version | grep -q '^vlsim [0-9]'"), 0);
+    cr_expect_eq(sh("./vlsim --help | grep -q 'usage: vlsim'"), 0);
+    cr_expect_eq(sh("./vlsim run --help | grep -q -- '--replications'"), 0);
+    cr_expect_eq(sh("./vlsim 2>/dev/null"), 2);
+    cr_expect_eq(sh("./vlsim frobnicate 2>/dev/null"), 2);
+    cr_expect_eq(sh("./vlsim run 2>/dev/null"), 2);
+    cr_expect_eq(sh("./vlsim run scenarios/mmc-example.yaml --bogus 2>/dev/null"), 2);
+    cr_expect_eq(sh("./vlsim run scenarios/mmc-example.yaml --replications 0 2>/dev/null"), 2);
+    cr_expect_eq(sh("./vlsim run scenarios/mmc-example.yaml --duration -5 2>/dev/null"), 2);
+    cr_expect_eq(sh("./vlsim run %s/missing.yaml 2>/dev/null", dir), 2);
+}
+
+Test(cli, identical_output_for_any_thread_count)
+{
+    const char *s = "scenarios/tandem-mm1.yaml";
+    cr_assert_eq(sh("./vlsim run %s --duration 100 --json %s/t1.json --threads 1 -q", s, dir), 0);
+    cr_assert_eq(sh("./vlsim run %s --duration 100 --json %s/t2.json --threads 2 -q", s, dir), 0);
+    cr_assert_eq(sh("./vlsim run %s --duration 100 --json %s/t7.json --threads 7 -q", s, dir), 0);
+    char p[256];
+    snprintf(p, sizeof p, "%s/t1.json", dir);
+    char *a = slurp(p);
+    snprintf(p, sizeof p, "%s/t2.json", dir);
+    char *b = slurp(p);
+    snprintf(p, sizeof p, "%s/t7.json", dir);
+    char *c = slurp(p);
+    cr_assert(a && b && c);
+    cr_expect(strstr(a, "\"wall_s\"") != NULL);
+    drop_wall(a);
+    drop_wall(b);
+    drop_wall(c);
+    cr_expect_str_eq(a, b);
+    cr_expect_str_eq(a, c);
+    free(a);
+    free(b);
+    free(c);
+}
+
+Test(cli, seed_changes_results)
+{
+    cr_assert_eq(sh("./vlsim run scenarios/mmc-example.yaml --duration 200 --seed 1 --csv %s/a.csv -q", dir), 0);
+    cr_assert_eq(sh("./vlsim run scenarios/mmc-example.yaml --duration 200 --seed 1 --csv %s/b.csv -q", dir), 0);
+    cr_assert_eq(sh("./vlsim run scenarios/mmc-example.yaml --duration 200 --seed 2 --csv %s/c.csv -q", dir), 0);
+    cr_expect_eq(sh("cmp -s %s/a.csv %s/b.csv", dir, dir), 0);
+    cr_expect_neq(sh("cmp -s %s/a.csv %s/c.csv", dir, dir), 0);
+}
+
+Test(cli, bad_scenario_writes_nothing_and_exits_2)
+{
+    char scn[256], out[256], errf[256];
+    snprintf(scn, sizeof scn, "%s/bad.yaml", dir);
+    snprintf(out, sizeof out, "%s/out.json", dir);
+    snprintf(errf, sizeof errf, "%s/err.txt", dir);
+    write_file(scn, "name: bad\nduration_s: 10\nworkload: {arrival: poisson, rate_hz: 1}\n"
+                    "stages:\n  - name: a\n    service: {dist: exponential, mean_ms: -3}\n");
+    cr_expect_eq(sh("./vlsim run %s --json %s 2>%s", scn, out, errf), 2);
+    cr_expect(!exists(out), "no output may be written on bad input");
+    char *e = slurp(errf);
+    cr_assert_not_null(e);
+    /* line 6, column 43 is where -3 stands: 4 spaces, "service:" (5-12),
+     * " {" (13-14), "dist:" (15-19), " exponential," (20-32),
+     * " mean_ms:" (33-41), " " (42) */
+    char want[300];
+    snprintf(want, sizeof want, "%s:6:43: stages[0].service.mean_ms:", scn);
+    cr_expect(strstr(e, want) != NULL, "stderr was: %s", e);
+    free(e);
+    /* no temporaries left behind either */
+    cr_expect_eq(sh("ls %s | grep -q tmp", dir), 1);
+}
+
+Test(cli, existing_output_needs_force)
+{
+    char out[256];
+    snprintf(out, sizeof out, "%s/keep.json", dir);
+    write_file(out, "precious\n");
+    cr_expect_eq(sh("./vlsim run scenarios/mmc-example.yaml --duration 50 --json %s -q 2>/dev/null", out), 2);
+    char *s = slurp(out);
+    cr_expect_str_eq(s, "precious\n");
+    free(s);
+    cr_expect_eq(sh("./vlsim run scenarios/mmc-example.yaml --duration 50 --json %s -q --force", out), 0);
+    s = slurp(out);
+    cr_expect(strstr(s, "\"e2e_ms\"") != NULL);
+    free(s);
+    /* an output in a missing directory is refused before any work */
+    cr_expect_eq(sh("./vlsim run scenarios/mmc-example.yaml --csv %s/no/such/dir.csv -q 2>/dev/null", dir), 2);
+}
+
+Test(cli, overload_warns)
+{
+    char scn[256], errf[256];
+    snprintf(scn, sizeof scn, "%s/over.yaml", dir);
+    snprintf(errf, sizeof errf, "%s/err.txt", dir);
+    write_file(scn, "name: over\nduration_s: 5\nreplications: 2\n"
+                    "workload: {arrival: poisson, rate_hz: 1200}\n"
+                    "stages:\n  - name: slow\n    service: {dist: constant, ms: 1}\n");
+    cr_expect_eq(sh("./vlsim run %s -q 2>%s", scn, errf), 0);
+    char *e = slurp(errf);
+    cr_expect(strstr(e, "slow: offered load is 1.2 x its capacity") != NULL, "stderr: %s", e);
+    free(e);
+}
+
+/* The Prometheus buckets are cumulative, +Inf equals _count, and _count
+ * equals the completions in the JSON and the CSV. */
+Test(cli, outputs_agree)
+{
+    cr_assert_eq(sh("./vlsim run scenarios/default.yaml --duration 20 --replications 3 "
+                    "--json %s/o.json --csv %s/o.csv --prom %s/o.prom -q", dir, dir, dir), 0);
+    char p[256];
+    snprintf(p, sizeof p, "%s/o.prom", dir);
+    FILE *f = fopen(p, "r");
+    cr_assert_not_null(f);
+    char line[512];
+    unsigned long long prev = 0, inf = 0, count = 0;
+    int nb = 0;
+    while (fgets(line, sizeof line, f)) {
+        unsigned long long v;
+        static const char bucket[] = "vlsim_stage_latency_ms_bucket{stage=\"encode\"";
+        static const char cnt[] = "vlsim_stage_latency_ms_count{stage=\"encode\"}";
+        if (strncmp(line, bucket, sizeof bucket - 1) == 0) {
+            v = strtoull(strrchr(line, ' ') + 1, NULL, 10);
+            cr_expect_geq(v, prev, "buckets must be cumulative");
+            prev = v;
+            nb++;
+            if (strstr(line, "le=\"+Inf\""))
+                inf = v;
+        } else if (strncmp(line, cnt, sizeof cnt - 1) == 0) {
+            count = strtoull(strrchr(line, ' ') + 1, NULL, 10);
+        }
+    }
+    fclose(f);
+    cr_expect_eq(nb, 9, "8 default buckets and +Inf");
+    cr_expect_eq(inf, count);
+    snprintf(p, sizeof p, "%s/o.json", dir);
+    char *j = slurp(p);
+    char *enc = strstr(j, "\"encode\": {");
+    cr_assert_not_null(enc);
+    char *comp = strstr(enc, "\"completed\": ");
+    cr_expect_eq(strtoull(comp + 13, NULL, 10), count);
+    free(j);
+    /* CSV: every row has as many fields as the header */
+    cr_expect_eq(sh("awk -F, 'NR==1{n=NF} NF!=n{exit 1}' %s/o.csv", dir), 0);
+    cr_expect_eq(sh("test $(wc -l < %s/o.csv) -eq 8", dir), 0);   /* header + 6 stages + e2e */
+}
+
+/* In process: results are identical for 1 and 3 threads, and changing one
+ * stage's distribution leaves another stage's service draws untouched. */
+static const char *CRN =
+    "name: crn\nseed: 5\nduration_s: 50\nreplications: 4\n"
+    "workload: {arrival: poisson, rate_hz: 50}\n"
+    "stages:\n"
+    "  - name: first\n    service: {dist: exponential, mean_ms: 10}\n"
+    "  - name: second\n    servers: 2\n    service: {dist: %s}\n";
+
+static void run_text(const char *text, int threads, run_result *r, scenario_cfg *c)
+{
+    char err[512];
+    cr_assert_eq(scn_load_string(text, strlen(text), "crn.yaml", ".", c, err, sizeof err), 0, "%s", err);
+    run_opts o = { threads, NULL, NULL };
+    cr_assert_eq(run_scenario(c, &o, r, err, sizeof err), 0, "%s", err);
+}
+
+Test(cli, common_random_numbers_and_threads)
+{
+    char a[1024], b[1024];
+    snprintf(a, sizeof a, CRN, "exponential, mean_ms: 15");
+    snprintf(b, sizeof b, CRN, "gamma, mean_ms: 18, sd_ms: 4");
+    scenario_cfg ca, cb, cc;
+    run_result ra, rb, rc;
+    run_text(a, 1, &ra, &ca);
+    run_text(b, 3, &rb, &cb);
+    run_text(a, 3, &rc, &cc);
+    /* the first stage sees the same arrivals and the same service draws */
+    cr_expect_eq(ra.stage[0].service.mean.mean, rb.stage[0].service.mean.mean);
+    cr_expect_eq(ra.stage[0].sojourn.p99.mean, rb.stage[0].sojourn.p99.mean);
+    cr_expect_eq(ra.stage[0].completed, rb.stage[0].completed);
+    /* while the second differs */
+    cr_expect_neq(ra.stage[1].service.mean.mean, rb.stage[1].service.mean.mean);
+    /* and the thread count changes nothing */
+    cr_expect_eq(memcmp(ra.stage, rc.stage, 2 * sizeof *ra.stage), 0);
+    cr_expect_eq(memcmp(&ra.e2e, &rc.e2e, sizeof ra.e2e), 0);
+    run_result_free(&ra);
+    run_result_free(&rb);
+    run_result_free(&rc);
+    cfg_free(&ca);
+    cfg_free(&cb);
+    cfg_free(&cc);
+}

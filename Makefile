@@ -8,14 +8,14 @@
 CC      ?= cc
 SHELL   := /bin/bash
 PKGS    := gsl yaml-0.1
-DEBPKGS := libgsl-dev libyaml-dev libcriterion-dev gnuplot-nox pkg-config
+DEBPKGS := libgsl-dev libyaml-dev libcriterion-dev gnuplot-nox pkg-config valgrind
 SCENARIO ?= scenarios/default.yaml
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
 BASEFLAGS = -std=c11 -D_POSIX_C_SOURCE=200809L -D_DEFAULT_SOURCE $(WARN) -I. \
             $(shell pkg-config --cflags $(PKGS) 2>/dev/null)
 CFLAGS  ?= -O2 -g
-LDLIBS  = $(shell pkg-config --libs $(PKGS) 2>/dev/null) -lpthread -lm
+LDLIBS  = $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lgsl -lgslcblas -lyaml) -lpthread -lm
 TESTLIBS = $(shell pkg-config --libs criterion 2>/dev/null || echo -lcriterion)
 
 LIB_SRCS  := $(sort $(wildcard sim/*.c) $(filter-out models/vlsim.c,$(wildcard models/*.c)))
@@ -64,6 +64,7 @@ deps:
 	@missing=""; \
 	for p in $(PKGS) criterion; do pkg-config --exists $$p 2>/dev/null || missing=1; done; \
 	command -v gnuplot >/dev/null 2>&1 || missing=1; \
+	command -v valgrind >/dev/null 2>&1 || missing=1; \
 	command -v pkg-config >/dev/null 2>&1 || missing=1; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then \
@@ -87,7 +88,7 @@ test-unit: vlsim $(B)/tests/run_tests
 	$(B)/tests/run_tests --jobs 2
 
 # Criterion ignores a worker's sanitizer exit status, so the log is checked too.
-test-asan: $(A)/tests/run_tests
+test-asan: vlsim $(A)/tests/run_tests
 	@mkdir -p build
 	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(A)/tests/run_tests --jobs 2 2>&1 | tee build/asan.log; \
@@ -100,7 +101,7 @@ bench: deps
 	@$(MAKE) --no-print-directory $(B)/tests/bench vlsim
 	$(B)/tests/bench
 
-valgrind: vlsim
+valgrind: deps vlsim
 	@for s in scenarios/*.yaml; do \
 	  echo "valgrind: $$s"; \
 	  valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=all \

@@ -52,6 +52,13 @@ static const char *need_positive(const char *name, double x)
     return msgf("%s must be > 0, got %.10g", name, x);
 }
 
+/* Both positive: the message for the first that is not, or NULL. */
+static const char *need_two_positive(const char *n0, double v0, const char *n1, double v1)
+{
+    const char *e = need_positive(n0, v0);
+    return e ? e : need_positive(n1, v1);
+}
+
 static const char *need_nonnegative(const char *name, double x)
 {
     const char *e = need_finite(name, x);
@@ -120,9 +127,7 @@ static const char *set_lognormal(dist_t *d, double mu, double sigma)
 const char *dist_init_lognormal_mean_sd(dist_t *d, double mean_ms, double sd_ms)
 {
     reset(d, DIST_LOGNORMAL);
-    const char *e = need_positive("mean_ms", mean_ms);
-    if (!e)
-        e = need_positive("sd_ms", sd_ms);
+    const char *e = need_two_positive("mean_ms", mean_ms, "sd_ms", sd_ms);
     if (e)
         return e;
     double cv = sd_ms / mean_ms;
@@ -147,9 +152,7 @@ const char *dist_init_lognormal_p50_p99(dist_t *d, double p50_ms, double p99_ms)
 const char *dist_init_gamma(dist_t *d, double mean_ms, double sd_ms)
 {
     reset(d, DIST_GAMMA);
-    const char *e = need_positive("mean_ms", mean_ms);
-    if (!e)
-        e = need_positive("sd_ms", sd_ms);
+    const char *e = need_two_positive("mean_ms", mean_ms, "sd_ms", sd_ms);
     if (e)
         return e;
     double cv = sd_ms / mean_ms;
@@ -165,9 +168,7 @@ const char *dist_init_gamma(dist_t *d, double mean_ms, double sd_ms)
 const char *dist_init_weibull(dist_t *d, double shape, double scale_ms)
 {
     reset(d, DIST_WEIBULL);
-    const char *e = need_positive("shape", shape);
-    if (!e)
-        e = need_positive("scale_ms", scale_ms);
+    const char *e = need_two_positive("shape", shape, "scale_ms", scale_ms);
     if (e)
         return e;
     d->p0 = shape;
@@ -178,9 +179,7 @@ const char *dist_init_weibull(dist_t *d, double shape, double scale_ms)
 const char *dist_init_pareto(dist_t *d, double shape, double min_ms)
 {
     reset(d, DIST_PARETO);
-    const char *e = need_positive("shape", shape);
-    if (!e)
-        e = need_positive("min_ms", min_ms);
+    const char *e = need_two_positive("shape", shape, "min_ms", min_ms);
     if (e)
         return e;
     d->p0 = shape;

@@ -148,7 +148,7 @@ static void stats_reset(pipe_t *p, double now)
     rep_stats *o = p->out;
     for (int s = 0; s < o->nstages; s++) {
         stage_stats *st = &o->stage[s];
-        st->arrivals = st->completed = st->drop_queue_full = st->drop_timeout = 0;
+        st->arrivals = st->completed = st->drop_queue_full = st->drop_timeout = st->waited = 0;
         hist_reset(&st->wait);
         hist_reset(&st->service);
         hist_reset(&st->sojourn);
@@ -235,8 +235,10 @@ static void depart(pipe_t *p, int s, uint32_t i, double now)
     stage_stats *st = stn->st;
     item_t *it = &p->items[i];
     double sojourn = now - it->t_enq;
+    double wait = it->t_start - it->t_enq;
     st->completed++;
-    hist_record(&st->wait, it->t_start - it->t_enq);
+    st->waited += wait > 0;
+    hist_record(&st->wait, wait);
     hist_record(&st->service, it->svc);
     hist_record(&st->sojourn, sojourn);
     count_bucket(st->le, p->cfg->buckets_ms, p->cfg->nbuckets, sojourn);

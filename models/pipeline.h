@@ -20,6 +20,7 @@ typedef struct {
     uint64_t completed;         /* items that finished service */
     uint64_t drop_queue_full;   /* dropped because the waiting room was full */
     uint64_t drop_timeout;      /* dropped because they waited longer than timeout_ms */
+    uint64_t waited;            /* completed items that had to wait (wait > 0) */
     hist_t wait, service, sojourn;   /* ms, recorded at departure */
     uint64_t le[CFG_MAX_BUCKETS + 1];/* sojourn counts per Prometheus bucket (last: +Inf) */
     double utilization;         /* busy server-time / (servers * window) */

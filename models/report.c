@@ -118,6 +118,7 @@ void report_json(FILE *f, const run_result *r, double wall_s)
         json_ci(&w, "drop_rate", &e->drop_rate);
         json_ci(&w, "utilization", &e->utilization);
         json_ci(&w, "mean_queue_len", &e->mean_queue_len);
+        json_ci(&w, "p_wait", &e->p_wait);
         json_lat(&w, "sojourn_ms", &e->sojourn);
         json_lat(&w, "wait_ms", &e->wait);
         json_lat(&w, "service_ms", &e->service);
@@ -172,7 +173,7 @@ void report_csv(FILE *f, const run_result *r)
 {
     const scenario_cfg *c = r->cfg;
     fputs("kind,name,servers,arrivals,completed,drops_queue_full,drops_timeout,drop_rate,"
-          "utilization,mean_queue_len", f);
+          "utilization,mean_queue_len,p_wait", f);
     csv_lat_header(f, "sojourn");
     csv_lat_header(f, "wait");
     csv_lat_header(f, "service");
@@ -185,6 +186,7 @@ void report_csv(FILE *f, const run_result *r)
         csv_num(f, e->drop_rate.mean);
         csv_num(f, e->utilization.mean);
         csv_num(f, e->mean_queue_len.mean);
+        csv_num(f, e->p_wait.mean);
         csv_lat(f, &e->sojourn);
         csv_lat(f, &e->wait);
         csv_lat(f, &e->service);
@@ -193,7 +195,7 @@ void report_csv(FILE *f, const run_result *r)
     fprintf(f, "e2e,e2e,,%llu,%llu,%llu,", (unsigned long long)r->arrivals,
             (unsigned long long)r->completed, (unsigned long long)r->dropped);
     csv_num(f, r->drop_rate.mean);
-    fputs(",,", f);
+    fputs(",,,", f);
     csv_lat(f, &r->e2e);
     for (int k = 0; k < 2 * 15; k++)
         fputc(',', f);

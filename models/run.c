@@ -22,7 +22,7 @@ typedef struct {
 typedef struct {
     lat_digest wait, service, sojourn;
     uint64_t arrivals, completed, drop_queue_full, drop_timeout;
-    double drop_rate, utilization, mean_queue_len;
+    double drop_rate, utilization, mean_queue_len, p_wait;
     uint64_t le[CFG_MAX_BUCKETS + 1];
 } stage_digest;
 
@@ -78,6 +78,7 @@ static int run_one(void *vctx, int r)
             sd->drop_rate = ratio(st->drop_queue_full + st->drop_timeout, st->arrivals);
             sd->utilization = st->utilization;
             sd->mean_queue_len = st->mean_queue_len;
+            sd->p_wait = ratio(st->waited, st->completed);
             memcpy(sd->le, st->le, sizeof sd->le);
         }
         d->e2e = digest_hist(&rs.e2e);
@@ -117,7 +118,7 @@ static lat_est estimate(const lat_digest *v, int n)
 static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_result *res)
 {
     lat_digest *tmp = malloc((size_t)n * sizeof *tmp);
-    double *col = malloc((size_t)n * 3 * sizeof *col);
+    double *col = malloc((size_t)n * 4 * sizeof *col);
     if (!tmp || !col) {           /* tiny; treat as impossible but stay safe */
         free(tmp);
         free(col);
@@ -143,13 +144,15 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
             se->drop_timeout += sd->drop_timeout;
             for (int k = 0; k <= CFG_MAX_BUCKETS; k++)
                 se->le[k] += sd->le[k];
-            col[3 * r] = sd->drop_rate;
-            col[3 * r + 1] = sd->utilization;
-            col[3 * r + 2] = sd->mean_queue_len;
+            col[4 * r] = sd->drop_rate;
+            col[4 * r + 1] = sd->utilization;
+            col[4 * r + 2] = sd->mean_queue_len;
+            col[4 * r + 3] = sd->p_wait;
         }
-        se->drop_rate = stats_t_interval_strided(col, (size_t)n, 3, 0.95);
-        se->utilization = stats_t_interval_strided(col + 1, (size_t)n, 3, 0.95);
-        se->mean_queue_len = stats_t_interval_strided(col + 2, (size_t)n, 3, 0.95);
+        se->drop_rate = stats_t_interval_strided(col, (size_t)n, 4, 0.95);
+        se->utilization = stats_t_interval_strided(col + 1, (size_t)n, 4, 0.95);
+        se->mean_queue_len = stats_t_interval_strided(col + 2, (size_t)n, 4, 0.95);
+        se->p_wait = stats_t_interval_strided(col + 3, (size_t)n, 4, 0.95);
     }
     res->e2e_sum = 0.0;
     for (int r = 0; r < n; r++) {

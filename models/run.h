@@ -29,6 +29,7 @@ typedef struct {
     lat_est wait, service, sojourn;
     uint64_t arrivals, completed, drop_queue_full, drop_timeout;   /* totals */
     stats_ci drop_rate, utilization, mean_queue_len;
+    stats_ci p_wait;                    /* fraction of completed items that waited */
     uint64_t le[CFG_MAX_BUCKETS + 1];   /* pooled sojourn bucket counts (last: +Inf) */
     double sojourn_sum;                 /* pooled sum of sojourn times, ms */
 } stage_est;

@@ -13,7 +13,7 @@
 #include <stdint.h>
 
 typedef struct {
-    double t;        /* when (seconds of simulated time) */
+    double t;        /* when, in the caller's time unit (the models use ms) */
     uint64_t seq;    /* insertion number: tie-break among equal t */
     uint32_t kind;   /* caller's event type */
     uint32_t a;      /* caller's payload (e.g. a stage index) */

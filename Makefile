@@ -90,7 +90,7 @@ test-unit: vlsim $(B)/tests/run_tests
 # Criterion ignores a worker's sanitizer exit status, so the log is checked too.
 test-asan: vlsim $(A)/tests/run_tests
 	@mkdir -p build
-	ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  $(A)/tests/run_tests --jobs 2 2>&1 | tee build/asan.log; \
 	  status=$${PIPESTATUS[0]}; \
 	  if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' build/asan.log; then \

@@ -50,11 +50,19 @@ $(A)/%.o: %.c
 	@mkdir -p $(dir $@)
 	$(CC) $(BASEFLAGS) $(SANFLAGS) -MMD -MP -c -o $@ $<
 
-$(B)/tests/run_tests: $(TEST_OBJS) $(B)/libvlsim.a
-	$(CC) $(CFLAGS) -o $@ $^ $(TESTLIBS) $(LDLIBS)
+# calib/calib.mk (vlcalib, the calibration kernels) adds its own targets and
+# may append archives to EXTRA_TEST_DEPS / EXTRA_ATEST_DEPS and link flags
+# to EXTRA_LDLIBS, so that the one test binary covers calib/ too.
+EXTRA_TEST_DEPS :=
+EXTRA_ATEST_DEPS :=
+EXTRA_LDLIBS :=
+-include calib/calib.mk
 
-$(A)/tests/run_tests: $(ATEST_OBJS) $(A)/libvlsim.a
-	$(CC) $(SANFLAGS) -o $@ $^ $(TESTLIBS) $(LDLIBS)
+$(B)/tests/run_tests: $(TEST_OBJS) $(EXTRA_TEST_DEPS) $(B)/libvlsim.a
+	$(CC) $(CFLAGS) -o $@ $^ $(TESTLIBS) $(EXTRA_LDLIBS) $(LDLIBS)
+
+$(A)/tests/run_tests: $(ATEST_OBJS) $(EXTRA_ATEST_DEPS) $(A)/libvlsim.a
+	$(CC) $(SANFLAGS) -o $@ $^ $(TESTLIBS) $(EXTRA_LDLIBS) $(LDLIBS)
 
 $(B)/tests/bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libvlsim.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)

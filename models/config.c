@@ -5,6 +5,7 @@
  * what a loaded config owns. */
 #include "models/config.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -31,14 +32,54 @@ void cfg_defaults(scenario_cfg *c)
 
     c->stages = NULL;
     c->nstages = 0;
+
+    c->cluster.gpus = 0;
+    strcpy(c->cluster.gpu_type, "gpu");
+    c->cluster.gpu_hour_usd = 0;
+    c->cluster.placement = PLACE_HASH;
+    c->cluster.policy = GPU_PRIORITY;
+    c->frame_deadline_ms = 0;
+    c->nsla = 0;
+}
+
+void cfg_stage_defaults(stage_cfg *s, const char *name)
+{
+    static const struct { const char *name; int priority; } canon[] = {
+        { "llm_decode", 4 }, { "llm_prefill", 3 }, { "reduce", 2 }, { "encode", 1 },
+    };
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    s->on = RES_WORKERS;
+    s->servers = 1;
+    s->capacity = -1;
+    s->on_full = ONFULL_DROP_NEWEST;
+    s->max_batch = 1;
+    s->keep = KEEP_ALL;
+    s->keep_ratio = 1.0;
+    s->keep_every = 1;
+    for (size_t k = 0; k < sizeof canon / sizeof canon[0]; k++)
+        if (strcmp(name, canon[k].name) == 0)
+            s->priority = canon[k].priority;
+}
+
+double cfg_table_ms(const batch_table *t, double k)
+{
+    int j = 0;
+    while (j + 1 < t->n && t->batch[j + 1] < k)
+        j++;
+    if (j + 1 >= t->n || k <= t->batch[j])
+        return t->ms[j];
+    return t->ms[j] + (t->ms[j + 1] - t->ms[j]) * (k - t->batch[j]) / (t->batch[j + 1] - t->batch[j]);
 }
 
 void cfg_free(scenario_cfg *c)
 {
     if (!c)
         return;
-    for (int i = 0; i < c->nstages && c->stages; i++)
+    for (int i = 0; i < c->nstages && c->stages; i++) {
         dist_free(&c->stages[i].service);
+        dist_free(&c->stages[i].jitter);
+    }
     free(c->stages);
     memset(c, 0, sizeof *c);
 }

@@ -11,6 +11,7 @@
 #include "dist.h"
 
 #define CFG_NAME_MAX 64
+#define CFG_MAX_STAGES 64
 #define CFG_MAX_BUCKETS 32
 
 typedef enum { ARRIVAL_POISSON, ARRIVAL_PERIODIC } arrival_kind;
@@ -27,14 +28,77 @@ typedef struct {
 
 typedef enum { ONFULL_DROP_NEWEST, ONFULL_DROP_OLDEST } onfull_kind;
 
+/* Where a stage runs: its own pool of `servers` workers sharing one FIFO
+ * queue (CPU threads, NVDEC engines, a network), or the cluster's GPUs,
+ * which it shares with the other GPU stages placed on the same GPU. */
+typedef enum { RES_WORKERS, RES_GPU } resource_kind;
+
+#define CFG_MAX_TABLE 32
+/* Service time of one batch by batch size, interpolated linearly between
+ * points; must cover batch sizes 1..max_batch. */
+typedef struct {
+    int n;                           /* points, 1..CFG_MAX_TABLE */
+    double batch[CFG_MAX_TABLE];     /* strictly ascending, batch[0] == 1 */
+    double ms[CFG_MAX_TABLE];        /* > 0, non-decreasing */
+} batch_table;
+
+/* Which frames a stage lets through (the sampler); the rest end there and
+ * are counted as sampled_out, not as drops. */
+typedef enum { KEEP_ALL, KEEP_RATIO, KEEP_EVERY } keep_kind;
+
 typedef struct {
     char name[CFG_NAME_MAX];
-    int servers;             /* >= 1 */
-    dist_t service;
-    long capacity;           /* waiting room, excluding items in service; -1 = unbounded */
+    resource_kind on;        /* RES_WORKERS (default) or RES_GPU */
+    int servers;             /* workers: >= 1 (ignored on GPU stages) */
+    dist_t service;          /* workers: per item; GPU without a table: per batch */
+    long capacity;           /* waiting room, excluding items in service; -1 = unbounded.
+                                On a GPU stage: per GPU. */
     onfull_kind on_full;
     double timeout_ms;       /* > 0: an item that waited longer is dropped; 0 = none */
+    /* GPU stages */
+    int max_batch;           /* >= 1, default 1 */
+    double batch_timeout_ms; /* >= 0, default 0: how long a partial batch may wait to fill */
+    bool has_table;          /* service from `table` (else `service` per batch) */
+    batch_table table;
+    bool has_jitter;         /* multiply each batch time by a draw of `jitter` (mean 1) */
+    dist_t jitter;
+    int priority;            /* gpu_policy priority: higher first; default by canonical
+                                name: llm_decode 4, llm_prefill 3, reduce 2, encode 1, else 0 */
+    /* sampling */
+    keep_kind keep;
+    double keep_ratio;       /* KEEP_RATIO: probability a frame is kept, (0, 1] */
+    int keep_every;          /* KEEP_EVERY: keep frame numbers divisible by this, >= 1 */
 } stage_cfg;
+
+typedef enum { PLACE_HASH, PLACE_LEAST_LOADED } placement_kind;
+typedef enum { GPU_PRIORITY, GPU_FIFO } gpu_policy_kind;
+
+#define CFG_MAX_POOLS 8
+/* A disaggregated pool: GPUs [first, first + gpus) serve only its stages. */
+typedef struct {
+    char name[CFG_NAME_MAX];
+    int first, gpus;
+    uint64_t stage_mask;     /* bit s set: stage s runs in this pool */
+} pool_cfg;
+
+typedef struct {
+    int gpus;                /* 0: no cluster (then no stage may run on: gpu) */
+    char gpu_type[32];       /* label, e.g. "h100" */
+    double gpu_hour_usd;     /* price of one GPU-hour, >= 0 */
+    placement_kind placement;/* stream -> GPU: hash of the session id (sticky) or least loaded */
+    gpu_policy_kind policy;  /* which waiting batch a free GPU serves first */
+    int npools;              /* 0: every GPU stage may use every GPU */
+    pool_cfg pools[CFG_MAX_POOLS];
+} cluster_cfg;
+
+#define CFG_MAX_SLA 16
+/* One SLA line: the percentile of a metric must be <= ms. The verdict uses
+ * the upper end of the 95 % confidence interval. */
+typedef struct {
+    char metric[CFG_NAME_MAX];   /* "frame" (end to end) or a stage name (its sojourn) */
+    double percentile;           /* one of 50, 90, 95, 99, 99.9 */
+    double ms;                   /* > 0 */
+} sla_cfg;
 
 typedef struct {
     char name[CFG_NAME_MAX];
@@ -49,10 +113,21 @@ typedef struct {
     int nstages;
     double buckets_ms[CFG_MAX_BUCKETS]; /* Prometheus bucket upper bounds, ascending */
     int nbuckets;
+    cluster_cfg cluster;
+    double frame_deadline_ms;    /* > 0: an item older than this (since arrival) when a
+                                    server reaches it is dropped as `timeout`; 0 = none */
+    sla_cfg sla[CFG_MAX_SLA];
+    int nsla;
 } scenario_cfg;
 
 /* Fill the defaults that a scenario may omit (everything but stages). */
 void cfg_defaults(scenario_cfg *c);
+/* Defaults of one stage: workers, 1 server, unbounded, max_batch 1, keep all,
+ * and the priority its name implies. */
+void cfg_stage_defaults(stage_cfg *s, const char *name);
+/* A batch table's time for a batch of k, interpolated linearly between its
+ * points (k within the table's range). */
+double cfg_table_ms(const batch_table *t, double k);
 /* Release what a config owns (stages and their distributions). */
 void cfg_free(scenario_cfg *c);
 

@@ -1,69 +1,36 @@
-/* pipeline.c — the event handlers of a tandem of c-server FIFO stages.
+/* pipeline.c — the workload, the worker stages and the event loop.
  *
- * The clock is in milliseconds. Four kinds of event drive everything:
- *   ARRIVE   a new item enters the first stage (and the next arrival of its
- *            source is scheduled);
- *   DEPART   an item finishes service at a stage: it moves to the next stage
- *            (or leaves), and the freed server takes the next waiting item;
- *   WARMUP   the end of the warm-up: every statistic starts afresh;
- *   END      the end of the measured window: the run stops.
+ * The clock is in milliseconds. These events drive everything:
+ *   ARRIVE    a new item enters the first stage (and the next arrival of its
+ *             stream is scheduled);
+ *   DEPART    an item finishes service at a worker stage: it moves on, and the
+ *             freed worker takes the next waiting item;
+ *   GPU_DONE  a GPU finishes a batch (gpu.c);
+ *   GPU_WAKE  a partial batch on a GPU has waited batch_timeout_ms (gpu.c);
+ *   WARMUP    the end of the warm-up: every statistic starts afresh;
+ *   END       the end of the measured window: the run stops.
  * Items live in a pool with a free list and queues are rings of item
  * indices, so nothing is allocated per event; both grow only with the
- * number of items in flight. A waiting item whose wait exceeds the stage's
- * timeout_ms is dropped when it reaches the head of the queue (the moment a
- * real worker would look at it and discard it as stale).
+ * number of items in flight. A waiting item that has waited longer than its
+ * stage's timeout_ms, or has been in the system longer than
+ * frame_deadline_ms, is dropped (`timeout`) when a server reaches it — the
+ * moment a real worker would look at it and discard it as stale.
  * This file must never print or read files: results go into rep_stats. */
-#include "models/pipeline.h"
+#include "models/pipe_int.h"
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include "sim/ev.h"
 #include "sim/rng.h"
-#include "sim/tw.h"
 
-enum { EV_ARRIVE, EV_DEPART, EV_WARMUP, EV_END };
 enum { STREAM_ARRIVALS = 1, STREAM_PERIODIC = 2 };
-#define NO_ITEM UINT32_MAX
 
-typedef struct {
-    double t_sys;      /* arrival at the first stage */
-    double t_enq;      /* arrival at the current stage */
-    double t_start;    /* start of service at the current stage */
-    double svc;        /* drawn service time at the current stage */
-    uint32_t next;     /* free-list link */
-} item_t;
-
-typedef struct {       /* ring buffer of waiting item indices */
-    uint32_t *buf;
-    size_t head, n, cap;   /* cap is a power of two */
-} fifo_t;
-
-typedef struct {
-    const stage_cfg *cfg;
-    stage_stats *st;
-    gsl_rng *rng;
-    fifo_t q;
-    int busy;
-    tw_t qlen, busy_tw;
-} station_t;
-
-typedef struct {
-    const scenario_cfg *cfg;
-    rep_stats *out;
-    ev_queue evq;
-    station_t *stn;
-    item_t *items;
-    uint32_t nitems, cap_items, free_head, in_flight;
-    gsl_rng *arr_rng;
-    uint64_t *frame_no;          /* periodic: next frame number per stream */
-    double *phase;               /* periodic: phase per stream (ms) */
-    double period_ms, interarrival_ms;
-    mser_t *pilot;
-    char *err;
-    size_t errlen;
-    int failed;
-} pipe_t;
+void pipe_fail(pipe_t *p, const char *what)
+{
+    if (!p->failed)
+        snprintf(p->err, p->errlen, "%s", what);
+    p->failed = 1;
+}
 
 /* ---- items and queues ------------------------------------------------ */
 
@@ -82,8 +49,7 @@ static uint32_t item_new(pipe_t *p, double now)
             uint32_t ncap = p->cap_items * 2;
             item_t *ni = realloc(p->items, (size_t)ncap * sizeof *ni);
             if (!ni) {
-                snprintf(p->err, p->errlen, "out of memory growing the item pool to %u", ncap);
-                p->failed = 1;
+                pipe_fail(p, "out of memory growing the item pool");
                 return NO_ITEM;
             }
             p->items = ni;
@@ -107,7 +73,7 @@ static void item_free(pipe_t *p, uint32_t i)
     p->in_flight--;
 }
 
-static int fifo_push(fifo_t *q, uint32_t v)
+int pipe_fifo_push(fifo_t *q, uint32_t v)
 {
     if (q->n == q->cap) {
         size_t ncap = q->cap ? q->cap * 2 : 64;
@@ -125,7 +91,7 @@ static int fifo_push(fifo_t *q, uint32_t v)
     return 0;
 }
 
-static uint32_t fifo_pop(fifo_t *q)
+uint32_t pipe_fifo_pop(fifo_t *q)
 {
     uint32_t v = q->buf[q->head];
     q->head = (q->head + 1) & (q->cap - 1);
@@ -148,7 +114,11 @@ static void stats_reset(pipe_t *p, double now)
     rep_stats *o = p->out;
     for (int s = 0; s < o->nstages; s++) {
         stage_stats *st = &o->stage[s];
-        st->arrivals = st->completed = st->drop_queue_full = st->drop_timeout = st->waited = 0;
+        st->arrivals = st->completed = st->drop_queue_full = st->drop_timeout = 0;
+        st->waited = st->sampled_out = st->batches = 0;
+        if (st->batch_counts)
+            memset(st->batch_counts, 0,
+                   ((size_t)p->cfg->stages[s].max_batch + 1) * sizeof *st->batch_counts);
         hist_reset(&st->wait);
         hist_reset(&st->service);
         hist_reset(&st->sojourn);
@@ -158,94 +128,74 @@ static void stats_reset(pipe_t *p, double now)
     }
     hist_reset(&o->e2e);
     memset(o->e2e_le, 0, sizeof o->e2e_le);
-    o->arrivals = o->completed = o->dropped = 0;
+    o->arrivals = o->completed = o->dropped = o->sampled_out = 0;
+    p->t_reset = now;
+    gpu_reset(p, now);
 }
 
-/* ---- the stations ----------------------------------------------------- */
+/* ---- moving items on -------------------------------------------------- */
 
-static void drop(pipe_t *p, uint32_t i)
+void pipe_drop(pipe_t *p, uint32_t i)
 {
     p->out->dropped++;
     item_free(p, i);
 }
 
-static void start_service(pipe_t *p, int s, uint32_t i, double now)
+/* Stale: waited longer than the stage allows, or older than the frame deadline. */
+int pipe_is_stale(const pipe_t *p, const station_t *stn, uint32_t i, double now)
 {
-    station_t *stn = &p->stn[s];
-    item_t *it = &p->items[i];
-    it->t_start = now;
-    it->svc = dist_sample(&stn->cfg->service, stn->rng);
-    stn->busy++;
-    tw_set(&stn->busy_tw, now, stn->busy);
-    if (ev_push(&p->evq, now + it->svc, EV_DEPART, (uint32_t)s, i) != 0) {
-        snprintf(p->err, p->errlen, "out of memory growing the event list");
-        p->failed = 1;
-    }
+    const item_t *it = &p->items[i];
+    double limit = stn->cfg->timeout_ms, deadline = p->cfg->frame_deadline_ms;
+    return (limit > 0 && now - it->t_enq > limit) || (deadline > 0 && now - it->t_sys > deadline);
 }
 
-static void enter_stage(pipe_t *p, int s, uint32_t i, double now)
+/* The waiting room of stn (queue q) is full and item i arrives: count the
+ * drop and drop i (drop_newest) or the oldest waiting item (drop_oldest,
+ * which leaves room for i: *keep_new = 1). */
+void pipe_queue_full(pipe_t *p, station_t *stn, fifo_t *q, uint32_t i, int *keep_new)
 {
-    station_t *stn = &p->stn[s];
-    const stage_cfg *c = stn->cfg;
-    stn->st->arrivals++;
-    p->items[i].t_enq = now;
-    if (stn->busy < c->servers) {
-        start_service(p, s, i, now);
+    stn->st->drop_queue_full++;
+    if (stn->cfg->on_full == ONFULL_DROP_NEWEST || stn->cfg->capacity == 0) {
+        pipe_drop(p, i);
+        *keep_new = 0;
         return;
     }
-    if (c->capacity >= 0 && stn->q.n >= (size_t)c->capacity) {
-        stn->st->drop_queue_full++;
-        if (c->on_full == ONFULL_DROP_NEWEST || c->capacity == 0) {
-            drop(p, i);
-            return;
-        }
-        drop(p, fifo_pop(&stn->q));          /* drop_oldest: make room at the tail */
-    }
-    if (fifo_push(&stn->q, i) != 0) {
-        snprintf(p->err, p->errlen, "out of memory growing the queue of stage %s", c->name);
-        p->failed = 1;
-        return;
-    }
-    tw_set(&stn->qlen, now, (double)stn->q.n);
+    pipe_drop(p, pipe_fifo_pop(q));
+    stn->waiting--;
+    *keep_new = 1;
 }
 
-/* A server at stage s is free: give it the next waiting item that is not stale. */
-static void next_from_queue(pipe_t *p, int s, double now)
+static int kept(pipe_t *p, const station_t *stn, uint32_t i)
 {
-    station_t *stn = &p->stn[s];
-    double limit = stn->cfg->timeout_ms;
-    size_t before = stn->q.n;
-    while (stn->q.n > 0) {
-        uint32_t i = fifo_pop(&stn->q);
-        if (limit > 0 && now - p->items[i].t_enq > limit) {
-            stn->st->drop_timeout++;
-            drop(p, i);
-            continue;
-        }
-        start_service(p, s, i, now);
-        break;
+    switch (stn->cfg->keep) {
+    case KEEP_RATIO: return gsl_rng_uniform(stn->keep_rng) < stn->cfg->keep_ratio;
+    case KEEP_EVERY: return p->items[i].seq % (uint64_t)stn->cfg->keep_every == 0;
+    default:         return 1;
     }
-    if (stn->q.n != before)
-        tw_set(&stn->qlen, now, (double)stn->q.n);
 }
 
-static void depart(pipe_t *p, int s, uint32_t i, double now)
+static void enter_stage(pipe_t *p, int s, uint32_t i, double now);
+
+/* Item i has finished service at stage s (its t_start and svc are set):
+ * record it, then pass it on, end it at a sampler, or let it leave. */
+void pipe_finish(pipe_t *p, int s, uint32_t i, double now)
 {
     station_t *stn = &p->stn[s];
     stage_stats *st = stn->st;
     item_t *it = &p->items[i];
-    double sojourn = now - it->t_enq;
-    double wait = it->t_start - it->t_enq;
+    double wait = it->t_start - it->t_enq, sojourn = now - it->t_enq;
     st->completed++;
     st->waited += wait > 0;
     hist_record(&st->wait, wait);
     hist_record(&st->service, it->svc);
     hist_record(&st->sojourn, sojourn);
     count_bucket(st->le, p->cfg->buckets_ms, p->cfg->nbuckets, sojourn);
-    stn->busy--;
-    tw_set(&stn->busy_tw, now, stn->busy);
 
-    if (s + 1 < p->cfg->nstages) {
+    if (stn->cfg->keep != KEEP_ALL && !kept(p, stn, i)) {
+        st->sampled_out++;
+        p->out->sampled_out++;
+        item_free(p, i);
+    } else if (s + 1 < p->cfg->nstages) {
         enter_stage(p, s + 1, i, now);
     } else {
         double e2e = now - it->t_sys;
@@ -257,6 +207,76 @@ static void depart(pipe_t *p, int s, uint32_t i, double now)
             mser_add(p->pilot, now, e2e);
         item_free(p, i);
     }
+}
+
+/* ---- worker stages ---------------------------------------------------- */
+
+static void start_service(pipe_t *p, int s, uint32_t i, double now)
+{
+    station_t *stn = &p->stn[s];
+    item_t *it = &p->items[i];
+    it->t_start = now;
+    it->svc = dist_sample(&stn->cfg->service, stn->rng);
+    stn->busy++;
+    tw_set(&stn->busy_tw, now, stn->busy);
+    if (ev_push(&p->evq, now + it->svc, EV_DEPART, (uint32_t)s, i) != 0)
+        pipe_fail(p, "out of memory growing the event list");
+}
+
+static void enter_stage(pipe_t *p, int s, uint32_t i, double now)
+{
+    station_t *stn = &p->stn[s];
+    const stage_cfg *c = stn->cfg;
+    stn->st->arrivals++;
+    p->items[i].t_enq = now;
+    if (c->on == RES_GPU) {
+        gpu_enter(p, s, i, now);
+        return;
+    }
+    if (stn->busy < c->servers) {
+        start_service(p, s, i, now);
+        return;
+    }
+    if (c->capacity >= 0 && stn->q.n >= (size_t)c->capacity) {
+        int keep_new;
+        pipe_queue_full(p, stn, &stn->q, i, &keep_new);
+        if (!keep_new)
+            return;
+    }
+    if (pipe_fifo_push(&stn->q, i) != 0) {
+        pipe_fail(p, "out of memory growing a queue");
+        return;
+    }
+    stn->waiting++;
+    tw_set(&stn->qlen, now, (double)stn->waiting);
+}
+
+/* A worker at stage s is free: give it the next waiting item that is not stale. */
+static void next_from_queue(pipe_t *p, int s, double now)
+{
+    station_t *stn = &p->stn[s];
+    size_t before = stn->q.n;
+    while (stn->q.n > 0) {
+        uint32_t i = pipe_fifo_pop(&stn->q);
+        stn->waiting--;
+        if (pipe_is_stale(p, stn, i, now)) {
+            stn->st->drop_timeout++;
+            pipe_drop(p, i);
+            continue;
+        }
+        start_service(p, s, i, now);
+        break;
+    }
+    if (stn->q.n != before)
+        tw_set(&stn->qlen, now, (double)stn->waiting);
+}
+
+static void depart(pipe_t *p, int s, uint32_t i, double now)
+{
+    station_t *stn = &p->stn[s];
+    stn->busy--;
+    tw_set(&stn->busy_tw, now, stn->busy);
+    pipe_finish(p, s, i, now);
     next_from_queue(p, s, now);
 }
 
@@ -289,16 +309,23 @@ static int schedule_arrival(pipe_t *p, uint32_t j, double now)
 
 static void arrive(pipe_t *p, uint32_t j, double now)
 {
-    if (p->cfg->workload.arrival == ARRIVAL_PERIODIC)
-        p->frame_no[j]++;
+    uint64_t seq;
+    uint32_t stream = j;
+    if (p->cfg->workload.arrival == ARRIVAL_PERIODIC) {
+        seq = p->frame_no[j]++;
+    } else {
+        seq = p->poisson_seq++;          /* every Poisson arrival is its own session */
+        stream = (uint32_t)seq;
+    }
     if (schedule_arrival(p, j, now) != 0) {
-        snprintf(p->err, p->errlen, "out of memory growing the event list");
-        p->failed = 1;
+        pipe_fail(p, "out of memory growing the event list");
         return;
     }
     uint32_t i = item_new(p, now);
     if (i == NO_ITEM)
         return;
+    p->items[i].seq = seq;
+    p->items[i].stream = stream;
     p->out->arrivals++;
     enter_stage(p, 0, i, now);
 }
@@ -317,13 +344,27 @@ int pipe_stats_init(rep_stats *s, const scenario_cfg *cfg)
 {
     memset(s, 0, sizeof *s);
     s->stage = calloc((size_t)cfg->nstages, sizeof *s->stage);
-    if (!s->stage)
+    s->gpu = calloc((size_t)(cfg->cluster.gpus > 0 ? cfg->cluster.gpus : 1), sizeof *s->gpu);
+    if (!s->stage || !s->gpu) {
+        free(s->stage);
+        free(s->gpu);
         return -1;
+    }
     s->nstages = cfg->nstages;
+    s->ngpus = cfg->cluster.gpus;
     int bad = hist_init(&s->e2e);
-    for (int k = 0; k < cfg->nstages; k++)
-        bad |= hist_init(&s->stage[k].wait) | hist_init(&s->stage[k].service)
-             | hist_init(&s->stage[k].sojourn);
+    for (int k = 0; k < cfg->nstages; k++) {
+        stage_stats *st = &s->stage[k];
+        bad |= hist_init(&st->wait) | hist_init(&st->service) | hist_init(&st->sojourn);
+        if (cfg->stages[k].on == RES_GPU) {
+            st->batch_counts = calloc((size_t)cfg->stages[k].max_batch + 1, sizeof *st->batch_counts);
+            bad |= !st->batch_counts;
+        }
+    }
+    for (int g = 0; g < s->ngpus; g++) {
+        s->gpu[g].busy_ms = calloc((size_t)cfg->nstages, sizeof *s->gpu[g].busy_ms);
+        bad |= !s->gpu[g].busy_ms;
+    }
     if (bad) {
         pipe_stats_free(s);
         return -1;
@@ -337,18 +378,27 @@ void pipe_stats_free(rep_stats *s)
         hist_free(&s->stage[k].wait);
         hist_free(&s->stage[k].service);
         hist_free(&s->stage[k].sojourn);
+        free(s->stage[k].batch_counts);
     }
+    for (int g = 0; g < s->ngpus; g++)
+        free(s->gpu[g].busy_ms);
     hist_free(&s->e2e);
     free(s->stage);
+    free(s->gpu);
     s->stage = NULL;
-    s->nstages = 0;
+    s->gpu = NULL;
+    s->nstages = s->ngpus = 0;
 }
 
 static void pipe_free(pipe_t *p)
 {
+    gpu_free(p);
     if (p->stn)
         for (int s = 0; s < p->cfg->nstages; s++) {
-            gsl_rng_free(p->stn[s].rng);
+            if (p->stn[s].rng)
+                gsl_rng_free(p->stn[s].rng);
+            if (p->stn[s].keep_rng)
+                gsl_rng_free(p->stn[s].keep_rng);
             free(p->stn[s].q.buf);
         }
     free(p->stn);
@@ -379,10 +429,15 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
         station_t *stn = &p->stn[s];
         stn->cfg = &cfg->stages[s];
         stn->st = &p->out->stage[s];
-        stn->rng = rng_stream(cfg->seed, rep, pipe_stage_stream(stn->cfg->name));
+        uint32_t id = pipe_stage_stream(stn->cfg->name);
+        stn->rng = rng_stream(cfg->seed, rep, id);
         if (!stn->rng)
             return -1;
+        if (stn->cfg->keep == KEEP_RATIO && !(stn->keep_rng = rng_stream(cfg->seed, rep, id ^ 0x40000000u)))
+            return -1;
     }
+    if (gpu_setup(p) != 0)
+        return -1;
     if (w->arrival == ARRIVAL_POISSON) {
         p->interarrival_ms = 1000.0 / w->rate_hz;
         p->arr_rng = rng_stream(cfg->seed, rep, STREAM_ARRIVALS);
@@ -432,21 +487,24 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
     while (!p.failed && ev_pop(&p.evq, &e) == 0) {
         events++;
         double now = e.t;
-        if (e.kind == EV_DEPART)
-            depart(&p, (int)e.a, (uint32_t)e.b, now);
-        else if (e.kind == EV_ARRIVE)
-            arrive(&p, e.a, now);
-        else if (e.kind == EV_WARMUP)
-            stats_reset(&p, now);
-        else
-            break;                        /* EV_END */
+        switch (e.kind) {
+        case EV_DEPART:   depart(&p, (int)e.a, (uint32_t)e.b, now); continue;
+        case EV_ARRIVE:   arrive(&p, e.a, now); continue;
+        case EV_GPU_DONE: gpu_done(&p, (int)e.a, now); continue;
+        case EV_GPU_WAKE: gpu_wake(&p, (int)e.a, now); continue;
+        case EV_WARMUP:   stats_reset(&p, now); continue;
+        default:          break;                     /* EV_END */
+        }
+        break;
     }
     out->events = events;
     for (int s = 0; s < cfg->nstages; s++) {
         station_t *stn = &p.stn[s];
-        stn->st->utilization = tw_mean(&stn->busy_tw, t_end) / stn->cfg->servers;
+        stn->st->utilization = stn->cfg->on == RES_GPU
+            ? 0.0 : tw_mean(&stn->busy_tw, t_end) / stn->cfg->servers;
         stn->st->mean_queue_len = tw_mean(&stn->qlen, t_end);
     }
+    gpu_close(&p, t_end);
     int failed = p.failed;
     pipe_free(&p);
     return failed ? -1 : 0;

@@ -1,10 +1,14 @@
-/* pipeline.h — one replication of a tandem of multi-server stages.
+/* pipeline.h — one replication of a pipeline of stages.
  *
- * Items arrive from the workload, pass through the stages in order (each a
- * c-server FIFO station with an optional bounded waiting room, a drop
- * policy and a waiting-time limit) and leave after the last. This module
- * owns the event handlers and the per-replication statistics; the engine
- * (sim/) supplies the event list, random streams and histograms.
+ * Items (frames) arrive from the workload's streams, pass through the
+ * stages in order and leave after the last. A stage runs either on its own
+ * pool of workers (a c-server FIFO station with an optional bounded waiting
+ * room, a drop policy and a waiting-time limit) or on the cluster's GPUs,
+ * where every GPU stage keeps one queue per GPU, frames are placed on GPUs
+ * by stream, and each GPU runs one dynamically formed batch at a time for
+ * whichever of its stages is ready first (gpu.c). This module owns the
+ * event handlers and the per-replication statistics; the engine (sim/)
+ * supplies the event list, random streams and histograms.
  * It never prints, never touches files and keeps nothing between calls. */
 #ifndef VL_PIPELINE_H
 #define VL_PIPELINE_H
@@ -21,18 +25,30 @@ typedef struct {
     uint64_t drop_queue_full;   /* dropped because the waiting room was full */
     uint64_t drop_timeout;      /* dropped because they waited longer than timeout_ms */
     uint64_t waited;            /* completed items that had to wait (wait > 0) */
+    uint64_t sampled_out;       /* completed items the stage did not pass on (keep) */
+    uint64_t batches;           /* GPU stages: batches run */
+    uint64_t *batch_counts;     /* GPU stages: batch_counts[k] = batches of size k, 1..max_batch */
     hist_t wait, service, sojourn;   /* ms, recorded at departure */
     uint64_t le[CFG_MAX_BUCKETS + 1];/* sojourn counts per Prometheus bucket (last: +Inf) */
     double utilization;         /* busy server-time / (servers * window) */
     double mean_queue_len;      /* time-average number waiting (not in service) */
 } stage_stats;
 
+/* One GPU over the measured window. */
+typedef struct {
+    double utilization;         /* busy time / window */
+    double *busy_ms;            /* per stage: time spent running that stage's batches */
+} gpu_stats;
+
 typedef struct {
     int nstages;
     stage_stats *stage;
+    int ngpus;
+    gpu_stats *gpu;
     hist_t e2e;                 /* arrival at the first stage -> leaving the last, ms */
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
     uint64_t arrivals, completed, dropped;   /* system-wide, over the window */
+    uint64_t sampled_out;       /* system-wide: items that ended at a sampling stage */
     uint64_t events;            /* events processed, warm-up included */
     double window_ms;           /* the measured window */
     uint64_t peak_in_flight;    /* most items in the system at once */

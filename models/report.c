@@ -37,9 +37,14 @@ void report_table(FILE *f, const run_result *r, double wall_s)
                 (unsigned long long)e->drop_timeout, 100.0 * e->drop_rate.mean,
                 e->utilization.mean, e->mean_queue_len.mean);
     }
-    fprintf(f, "  %-16s %12llu %12llu %21llu %7.3f%%\n\n", "end-to-end",
+    fprintf(f, "  %-16s %12llu %12llu %21llu %7.3f%%\n", "end-to-end",
             (unsigned long long)r->arrivals, (unsigned long long)r->completed,
             (unsigned long long)r->dropped, 100.0 * r->drop_rate.mean);
+    for (int s = 0; s < c->nstages; s++)
+        if (r->stage[s].sampled_out)
+            fprintf(f, "  %-16s %llu frames sampled out here (not drops)\n", c->stages[s].name,
+                    (unsigned long long)r->stage[s].sampled_out);
+    fputc('\n', f);
 
     fprintf(f, "  %-16s %-8s %10s %10s %10s %10s  %-24s %10s %10s\n", "latency (ms)", "",
             "mean", "p50", "p95", "p99", "p99 95% CI", "p99.9", "max");
@@ -50,6 +55,31 @@ void report_table(FILE *f, const run_result *r, double wall_s)
         table_lat_row(f, "", "sojourn", &e->sojourn);
     }
     table_lat_row(f, "end-to-end", "", &r->e2e);
+
+    if (r->ngpus > 0) {
+        fprintf(f, "\n  GPUs: %d x %s at $%.2f/GPU-hour", c->cluster.gpus, c->cluster.gpu_type,
+                c->cluster.gpu_hour_usd);
+        if (isfinite(r->cost_per_stream_hour))
+            fprintf(f, " -> $%.4f per stream-hour (%d streams)", r->cost_per_stream_hour,
+                    c->workload.streams);
+        fputc('\n', f);
+        for (int s = 0; s < c->nstages; s++)
+            if (c->stages[s].on == RES_GPU)
+                fprintf(f, "  %-16s mean batch %6.2f of max %d, %llu batches\n", c->stages[s].name,
+                        r->stage[s].batch_mean.mean, c->stages[s].max_batch,
+                        (unsigned long long)r->stage[s].batches);
+        for (int g = 0; g < r->ngpus; g++)
+            fprintf(f, "  gpu %-12d utilization %.3f\n", g, r->gpu[g].utilization.mean);
+    }
+    if (r->nsla > 0) {
+        fputs("\n  SLA (pass when the 95% CI's upper end meets the target)\n", f);
+        for (int k = 0; k < r->nsla; k++) {
+            const sla_verdict *v = &r->sla[k];
+            fprintf(f, "  %-16s p%-5g <= %8.2f ms: %8.2f ms [%.2f, %.2f]  %s\n", v->line->metric,
+                    v->line->percentile, v->line->ms, v->value.mean, v->value.lo, v->value.hi,
+                    v->pass ? "PASS" : "FAIL");
+        }
+    }
 }
 
 /* ---- JSON ---------------------------------------------------------------- */
@@ -108,7 +138,12 @@ void report_json(FILE *f, const run_result *r, double wall_s)
     for (int s = 0; s < c->nstages; s++) {
         const stage_est *e = &r->stage[s];
         jw_obj_begin(&w, c->stages[s].name);
-        jw_int(&w, "servers", c->stages[s].servers);
+        const stage_cfg *sc = &c->stages[s];
+        jw_str(&w, "on", sc->on == RES_GPU ? "gpu" : "workers");
+        if (sc->on == RES_GPU)
+            jw_int(&w, "max_batch", sc->max_batch);
+        else
+            jw_int(&w, "servers", sc->servers);
         jw_int(&w, "arrivals", (long long)e->arrivals);
         jw_int(&w, "completed", (long long)e->completed);
         jw_obj_begin(&w, "drops");
@@ -119,6 +154,17 @@ void report_json(FILE *f, const run_result *r, double wall_s)
         json_ci(&w, "utilization", &e->utilization);
         json_ci(&w, "mean_queue_len", &e->mean_queue_len);
         json_ci(&w, "p_wait", &e->p_wait);
+        jw_int(&w, "sampled_out", (long long)e->sampled_out);
+        if (sc->on == RES_GPU) {
+            jw_obj_begin(&w, "batch_size");
+            jw_int(&w, "batches", (long long)e->batches);
+            json_ci(&w, "mean", &e->batch_mean);
+            jw_arr_begin(&w, "counts");          /* counts[k-1]: batches of size k */
+            for (int k = 1; k <= sc->max_batch; k++)
+                jw_int(&w, NULL, (long long)e->batch_counts[k]);
+            jw_arr_end(&w);
+            jw_obj_end(&w);
+        }
         json_lat(&w, "sojourn_ms", &e->sojourn);
         json_lat(&w, "wait_ms", &e->wait);
         json_lat(&w, "service_ms", &e->service);
@@ -130,9 +176,46 @@ void report_json(FILE *f, const run_result *r, double wall_s)
     jw_int(&w, "completed", (long long)r->completed);
     jw_int(&w, "dropped", (long long)r->dropped);
     json_ci(&w, "drop_rate", &r->drop_rate);
+    jw_int(&w, "sampled_out", (long long)r->sampled_out);
     jw_int(&w, "peak_in_flight", (long long)r->peak_in_flight);
     jw_obj_end(&w);
     json_lat(&w, "e2e_ms", &r->e2e);
+    json_lat(&w, "frame_ms", &r->e2e);
+    if (r->ngpus > 0) {
+        jw_arr_begin(&w, "gpus");
+        for (int g = 0; g < r->ngpus; g++) {
+            jw_obj_begin(&w, NULL);
+            jw_int(&w, "id", g);
+            json_ci(&w, "utilization", &r->gpu[g].utilization);
+            jw_obj_begin(&w, "busy_ms_by_stage");
+            for (int s = 0; s < c->nstages; s++)
+                if (c->stages[s].on == RES_GPU)
+                    jw_num(&w, c->stages[s].name, r->gpu[g].busy_ms[s]);
+            jw_obj_end(&w);
+            jw_obj_end(&w);
+        }
+        jw_arr_end(&w);
+        jw_obj_begin(&w, "cost");
+        jw_int(&w, "gpus", c->cluster.gpus);
+        jw_str(&w, "gpu_type", c->cluster.gpu_type);
+        jw_num(&w, "gpu_hour_usd", c->cluster.gpu_hour_usd);
+        jw_num(&w, "per_stream_hour_usd", r->cost_per_stream_hour);
+        jw_num(&w, "gpu_hours", r->gpu_hours);
+        jw_obj_end(&w);
+    }
+    jw_arr_begin(&w, "sla");
+    for (int k = 0; k < r->nsla; k++) {
+        const sla_verdict *v = &r->sla[k];
+        jw_obj_begin(&w, NULL);
+        jw_str(&w, "metric", v->line->metric);
+        jw_num(&w, "percentile", v->line->percentile);
+        jw_num(&w, "target_ms", v->line->ms);
+        jw_num(&w, "value_ms", v->value.mean);
+        jw_pair(&w, "ci95", v->value.lo, v->value.hi);
+        jw_bool(&w, "pass", v->pass);
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
     jw_arr_begin(&w, "warnings");
     for (int k = 0; k < r->nwarnings; k++)
         jw_str(&w, NULL, r->warnings[k]);
@@ -173,7 +256,7 @@ void report_csv(FILE *f, const run_result *r)
 {
     const scenario_cfg *c = r->cfg;
     fputs("kind,name,servers,arrivals,completed,drops_queue_full,drops_timeout,drop_rate,"
-          "utilization,mean_queue_len,p_wait", f);
+          "utilization,mean_queue_len,p_wait,sampled_out,batch_mean", f);
     csv_lat_header(f, "sojourn");
     csv_lat_header(f, "wait");
     csv_lat_header(f, "service");
@@ -187,6 +270,8 @@ void report_csv(FILE *f, const run_result *r)
         csv_num(f, e->utilization.mean);
         csv_num(f, e->mean_queue_len.mean);
         csv_num(f, e->p_wait.mean);
+        fprintf(f, ",%llu", (unsigned long long)e->sampled_out);
+        csv_num(f, c->stages[s].on == RES_GPU ? e->batch_mean.mean : NAN);
         csv_lat(f, &e->sojourn);
         csv_lat(f, &e->wait);
         csv_lat(f, &e->service);
@@ -195,7 +280,7 @@ void report_csv(FILE *f, const run_result *r)
     fprintf(f, "e2e,e2e,,%llu,%llu,%llu,", (unsigned long long)r->arrivals,
             (unsigned long long)r->completed, (unsigned long long)r->dropped);
     csv_num(f, r->drop_rate.mean);
-    fputs(",,,", f);
+    fprintf(f, ",,,,%llu,", (unsigned long long)r->sampled_out);
     csv_lat(f, &r->e2e);
     for (int k = 0; k < 2 * 15; k++)
         fputc(',', f);
@@ -255,4 +340,10 @@ void report_prom(FILE *f, const run_result *r)
     for (int s = 0; s < c->nstages; s++)
         fprintf(f, "vlsim_stage_utilization{stage=\"%s\"} %.10g\n", c->stages[s].name,
                 r->stage[s].utilization.mean);
+    if (r->ngpus > 0) {
+        fputs("# HELP vlsim_gpu_utilization Mean fraction of time a GPU runs a batch.\n"
+              "# TYPE vlsim_gpu_utilization gauge\n", f);
+        for (int g = 0; g < r->ngpus; g++)
+            fprintf(f, "vlsim_gpu_utilization{gpu=\"%d\"} %.10g\n", g, r->gpu[g].utilization.mean);
+    }
 }

@@ -22,14 +22,22 @@ typedef struct {
 typedef struct {
     lat_digest wait, service, sojourn;
     uint64_t arrivals, completed, drop_queue_full, drop_timeout;
-    double drop_rate, utilization, mean_queue_len, p_wait;
+    double drop_rate, utilization, mean_queue_len, p_wait, batch_mean;
+    uint64_t sampled_out, batches;
+    uint64_t *batch_counts;      /* GPU stages, max_batch + 1 */
     uint64_t le[CFG_MAX_BUCKETS + 1];
 } stage_digest;
 
 typedef struct {
+    double utilization;
+    double *busy_ms;             /* per stage */
+} gpu_digest;
+
+typedef struct {
     stage_digest *stage;
+    gpu_digest *gpu;
     lat_digest e2e;
-    uint64_t arrivals, completed, dropped, events, peak_in_flight;
+    uint64_t arrivals, completed, dropped, sampled_out, events, peak_in_flight;
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
     double drop_rate;
 } rep_digest;
@@ -52,6 +60,57 @@ static lat_digest digest_hist(const hist_t *h)
 static double ratio(uint64_t a, uint64_t b)
 {
     return b ? (double)a / (double)b : 0.0;
+}
+
+/* ---- the digests' and results' arrays --------------------------------------- */
+
+static int digest_alloc(const scenario_cfg *cfg, rep_digest *d)
+{
+    int ng = cfg->cluster.gpus;
+    d->stage = calloc((size_t)cfg->nstages, sizeof *d->stage);
+    d->gpu = calloc((size_t)(ng > 0 ? ng : 1), sizeof *d->gpu);
+    if (!d->stage || !d->gpu)
+        return -1;
+    for (int s = 0; s < cfg->nstages; s++)
+        if (cfg->stages[s].on == RES_GPU
+            && !(d->stage[s].batch_counts = calloc((size_t)cfg->stages[s].max_batch + 1,
+                                                   sizeof(uint64_t))))
+            return -1;
+    for (int g = 0; g < ng; g++)
+        if (!(d->gpu[g].busy_ms = calloc((size_t)cfg->nstages, sizeof(double))))
+            return -1;
+    return 0;
+}
+
+static void digest_free(const scenario_cfg *cfg, rep_digest *d)
+{
+    if (d->stage)
+        for (int s = 0; s < cfg->nstages; s++)
+            free(d->stage[s].batch_counts);
+    if (d->gpu)
+        for (int g = 0; g < cfg->cluster.gpus; g++)
+            free(d->gpu[g].busy_ms);
+    free(d->stage);
+    free(d->gpu);
+}
+
+static int result_alloc(const scenario_cfg *cfg, run_result *res)
+{
+    int ng = cfg->cluster.gpus;
+    res->ngpus = ng;
+    res->stage = calloc((size_t)cfg->nstages, sizeof *res->stage);
+    res->gpu = calloc((size_t)(ng > 0 ? ng : 1), sizeof *res->gpu);
+    if (!res->stage || !res->gpu)
+        return -1;
+    for (int s = 0; s < cfg->nstages; s++)
+        if (cfg->stages[s].on == RES_GPU
+            && !(res->stage[s].batch_counts = calloc((size_t)cfg->stages[s].max_batch + 1,
+                                                     sizeof(uint64_t))))
+            return -1;
+    for (int g = 0; g < ng; g++)
+        if (!(res->gpu[g].busy_ms = calloc((size_t)cfg->nstages, sizeof(double))))
+            return -1;
+    return 0;
 }
 
 static int run_one(void *vctx, int r)
@@ -79,12 +138,27 @@ static int run_one(void *vctx, int r)
             sd->utilization = st->utilization;
             sd->mean_queue_len = st->mean_queue_len;
             sd->p_wait = ratio(st->waited, st->completed);
+            sd->sampled_out = st->sampled_out;
+            sd->batches = st->batches;
+            if (st->batch_counts) {
+                uint64_t items = 0;
+                for (int k = 1; k <= c->cfg->stages[s].max_batch; k++) {
+                    sd->batch_counts[k] = st->batch_counts[k];
+                    items += (uint64_t)k * st->batch_counts[k];
+                }
+                sd->batch_mean = ratio(items, st->batches);
+            }
             memcpy(sd->le, st->le, sizeof sd->le);
         }
         d->e2e = digest_hist(&rs.e2e);
         d->arrivals = rs.arrivals;
         d->completed = rs.completed;
         d->dropped = rs.dropped;
+        d->sampled_out = rs.sampled_out;
+        for (int g = 0; g < rs.ngpus; g++) {
+            d->gpu[g].utilization = rs.gpu[g].utilization;
+            memcpy(d->gpu[g].busy_ms, rs.gpu[g].busy_ms, (size_t)c->cfg->nstages * sizeof(double));
+        }
         d->drop_rate = ratio(rs.dropped, rs.arrivals);
         d->events = rs.events;
         d->peak_in_flight = rs.peak_in_flight;
@@ -144,6 +218,11 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
             se->drop_timeout += sd->drop_timeout;
             for (int k = 0; k <= CFG_MAX_BUCKETS; k++)
                 se->le[k] += sd->le[k];
+            se->sampled_out += sd->sampled_out;
+            se->batches += sd->batches;
+            if (se->batch_counts)
+                for (int k = 1; k <= cfg->stages[s].max_batch; k++)
+                    se->batch_counts[k] += sd->batch_counts[k];
             col[4 * r] = sd->drop_rate;
             col[4 * r + 1] = sd->utilization;
             col[4 * r + 2] = sd->mean_queue_len;
@@ -153,6 +232,9 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
         se->utilization = stats_t_interval_strided(col + 1, (size_t)n, 4, 0.95);
         se->mean_queue_len = stats_t_interval_strided(col + 2, (size_t)n, 4, 0.95);
         se->p_wait = stats_t_interval_strided(col + 3, (size_t)n, 4, 0.95);
+        for (int r = 0; r < n; r++)
+            col[r] = dig[r].stage[s].batch_mean;
+        se->batch_mean = stats_t_interval(col, (size_t)n, 0.95);
     }
     res->e2e_sum = 0.0;
     for (int r = 0; r < n; r++) {
@@ -161,6 +243,7 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
         res->arrivals += dig[r].arrivals;
         res->completed += dig[r].completed;
         res->dropped += dig[r].dropped;
+        res->sampled_out += dig[r].sampled_out;
         res->events += dig[r].events;
         if (dig[r].peak_in_flight > res->peak_in_flight)
             res->peak_in_flight = dig[r].peak_in_flight;
@@ -170,6 +253,17 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
     }
     res->e2e = estimate(tmp, n);
     res->drop_rate = stats_t_interval(col, (size_t)n, 0.95);
+    for (int g = 0; g < res->ngpus; g++) {
+        for (int r = 0; r < n; r++)
+            col[r] = dig[r].gpu[g].utilization;
+        res->gpu[g].utilization = stats_t_interval(col, (size_t)n, 0.95);
+        for (int s = 0; s < cfg->nstages; s++) {
+            double sum = 0;
+            for (int r = 0; r < n; r++)
+                sum += dig[r].gpu[g].busy_ms[s];
+            res->gpu[g].busy_ms[s] = sum / n;
+        }
+    }
     free(tmp);
     free(col);
 }
@@ -187,12 +281,48 @@ static void warn(run_result *res, const char *fmt, ...)
     va_end(ap);
 }
 
-double run_offered_load(const scenario_cfg *cfg, int s)
+/* Items per second reaching stage s: the workload's rate thinned by the
+ * samplers before it. */
+static double stage_rate_hz(const scenario_cfg *cfg, int s)
 {
     const workload_cfg *w = &cfg->workload;
-    double rate_hz = w->arrival == ARRIVAL_POISSON ? w->rate_hz : w->streams * w->fps;
+    double rate = w->arrival == ARRIVAL_POISSON ? w->rate_hz : w->streams * w->fps;
+    for (int k = 0; k < s; k++) {
+        const stage_cfg *st = &cfg->stages[k];
+        rate *= st->keep == KEEP_RATIO ? st->keep_ratio : st->keep == KEEP_EVERY ? 1.0 / st->keep_every : 1.0;
+    }
+    return rate;
+}
+
+/* GPU stage: the least GPU time per item, at a full batch. */
+static double gpu_ms_per_item(const stage_cfg *st)
+{
+    double ms = st->has_table ? cfg_table_ms(&st->table, st->max_batch) : dist_mean(&st->service);
+    return ms / st->max_batch;
+}
+
+static int pool_of(const scenario_cfg *cfg, int s)
+{
+    for (int k = 0; k < cfg->cluster.npools; k++)
+        if (cfg->cluster.pools[k].stage_mask >> s & 1)
+            return k;
+    return -1;
+}
+
+double run_offered_load(const scenario_cfg *cfg, int s)
+{
     const stage_cfg *st = &cfg->stages[s];
-    return rate_hz * dist_mean(&st->service) / 1000.0 / st->servers;
+    if (st->on != RES_GPU)
+        return stage_rate_hz(cfg, s) * dist_mean(&st->service) / 1000.0 / st->servers;
+    /* A GPU stage shares its GPUs with the other stages of its pool: the
+     * load is theirs together, at full batches (a lower bound). */
+    int pool = pool_of(cfg, s);
+    int ngpus = pool >= 0 ? cfg->cluster.pools[pool].gpus : cfg->cluster.gpus;
+    double load = 0;
+    for (int t = 0; t < cfg->nstages; t++)
+        if (cfg->stages[t].on == RES_GPU && pool_of(cfg, t) == pool)
+            load += stage_rate_hz(cfg, t) * gpu_ms_per_item(&cfg->stages[t]) / 1000.0;
+    return load / ngpus;
 }
 
 /* A pilot replication (its own random streams) feeds MSER-5. */
@@ -221,6 +351,34 @@ static int pick_warmup(const scenario_cfg *cfg, run_result *res, char *err, size
     return rc;
 }
 
+/* The estimate of a latency percentile named in an SLA line. */
+static stats_ci sla_value(const scenario_cfg *cfg, const run_result *res, const sla_cfg *l)
+{
+    const lat_est *e = &res->e2e;                   /* "frame": end to end */
+    for (int s = 0; s < cfg->nstages && strcmp(l->metric, "frame") != 0; s++)
+        if (strcmp(l->metric, cfg->stages[s].name) == 0)
+            e = &res->stage[s].sojourn;
+    double q = l->percentile;
+    return q == 50 ? e->p50 : q == 90 ? e->p90 : q == 95 ? e->p95 : q == 99 ? e->p99 : e->p999;
+}
+
+/* SLA verdicts and cost. */
+static void judge(const scenario_cfg *cfg, run_result *res)
+{
+    const cluster_cfg *cl = &cfg->cluster;
+    res->gpu_hours = cl->gpus * cfg->duration_s / 3600.0 * res->nrep;
+    res->cost_per_stream_hour = cfg->workload.arrival == ARRIVAL_PERIODIC && cl->gpus > 0
+        ? cl->gpu_hour_usd * cl->gpus / cfg->workload.streams : NAN;
+    res->nsla = cfg->nsla;
+    for (int k = 0; k < cfg->nsla; k++) {
+        sla_verdict *v = &res->sla[k];
+        v->line = &cfg->sla[k];
+        v->value = sla_value(cfg, res, v->line);
+        double upper = isfinite(v->value.hi) ? v->value.hi : v->value.mean;
+        v->pass = upper <= v->line->ms;
+    }
+}
+
 int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
                  char *err, size_t errlen)
 {
@@ -230,22 +388,21 @@ int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
     res->nrep = n;
     res->warmup_auto = cfg->warmup_auto;
     res->warmup_ms = cfg->warmup_s * 1000.0;
-    res->stage = calloc((size_t)cfg->nstages, sizeof *res->stage);
     run_ctx c = { cfg, 0.0, calloc((size_t)n, sizeof(rep_digest)), calloc((size_t)n, 256) };
-    int rc = (!res->stage || !c.dig || !c.errs) ? -1 : 0;
+    int rc = (result_alloc(cfg, res) != 0 || !c.dig || !c.errs) ? -1 : 0;
     for (int r = 0; r < n && rc == 0; r++)
-        if (!(c.dig[r].stage = calloc((size_t)cfg->nstages, sizeof(stage_digest))))
-            rc = -1;
+        rc = digest_alloc(cfg, &c.dig[r]);
     if (rc != 0)
         snprintf(err, errlen, "out of memory for %d replications", n);
 
     for (int s = 0; rc == 0 && s < cfg->nstages; s++) {
         double rho = run_offered_load(cfg, s);
         if (rho >= 1.0 && cfg->stages[s].capacity < 0 && cfg->stages[s].timeout_ms <= 0)
-            warn(res, "stage %s: offered load is %.3g x its capacity (%.0f servers) with an "
+            warn(res, "stage %s: offered load is %.3g x its capacity (%s) with an "
                       "unbounded queue: the queue grows without limit and the results "
                       "describe a transient, not a steady state",
-                 cfg->stages[s].name, rho, (double)cfg->stages[s].servers);
+                 cfg->stages[s].name, rho,
+                 cfg->stages[s].on == RES_GPU ? "its GPUs at full batches" : "its servers");
     }
     if (rc == 0 && cfg->warmup_auto)
         rc = pick_warmup(cfg, res, err, errlen);
@@ -262,11 +419,12 @@ int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
                      c.errs[bad][0] ? c.errs[bad] : "could not start worker threads");
         } else {
             reduce(cfg, c.dig, n, res);
+            judge(cfg, res);
         }
     }
     if (c.dig)
         for (int r = 0; r < n; r++)
-            free(c.dig[r].stage);
+            digest_free(cfg, &c.dig[r]);
     free(c.dig);
     free(c.errs);
     if (rc != 0)
@@ -276,6 +434,15 @@ int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
 
 void run_result_free(run_result *res)
 {
+    const scenario_cfg *cfg = res->cfg;
+    if (res->stage && cfg)
+        for (int s = 0; s < cfg->nstages; s++)
+            free(res->stage[s].batch_counts);
+    if (res->gpu)
+        for (int g = 0; g < res->ngpus; g++)
+            free(res->gpu[g].busy_ms);
     free(res->stage);
+    free(res->gpu);
     res->stage = NULL;
+    res->gpu = NULL;
 }

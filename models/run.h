@@ -30,9 +30,26 @@ typedef struct {
     uint64_t arrivals, completed, drop_queue_full, drop_timeout;   /* totals */
     stats_ci drop_rate, utilization, mean_queue_len;
     stats_ci p_wait;                    /* fraction of completed items that waited */
+    uint64_t sampled_out;               /* total */
+    uint64_t batches;                   /* GPU stages: total batches */
+    uint64_t *batch_counts;             /* GPU stages: [k] = batches of size k, totals */
+    stats_ci batch_mean;                /* GPU stages: mean batch size */
     uint64_t le[CFG_MAX_BUCKETS + 1];   /* pooled sojourn bucket counts (last: +Inf) */
     double sojourn_sum;                 /* pooled sum of sojourn times, ms */
 } stage_est;
+
+typedef struct {
+    stats_ci utilization;
+    double *busy_ms;             /* per stage, mean over replications */
+} gpu_est;
+
+/* An SLA line's verdict: pass when the upper end of the 95 % CI (the
+ * estimate itself with one replication) is within the target. */
+typedef struct {
+    const sla_cfg *line;
+    stats_ci value;
+    bool pass;
+} sla_verdict;
 
 typedef struct {
     const scenario_cfg *cfg;
@@ -43,7 +60,14 @@ typedef struct {
     stage_est *stage;            /* cfg->nstages */
     lat_est e2e;
     uint64_t arrivals, completed, dropped;   /* system-wide totals */
+    uint64_t sampled_out;
     stats_ci drop_rate;
+    int ngpus;
+    gpu_est *gpu;
+    double gpu_hours;            /* GPU-hours simulated in the measured windows */
+    double cost_per_stream_hour; /* gpu_hour_usd x gpus / streams; NaN without streams */
+    sla_verdict sla[CFG_MAX_SLA];
+    int nsla;
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
     double e2e_sum;
     uint64_t events;             /* over all replications (and the pilot) */

@@ -271,6 +271,45 @@ static yaml_node_t *get(loader *ld, const yaml_node_t *map, const char *key)
     return NULL;
 }
 
+/* The key node of key in mapping map, or NULL: where "remove this key"
+ * errors point. */
+static yaml_node_t *get_key(loader *ld, const yaml_node_t *map, const char *key)
+{
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&ld->doc, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && strcmp(text_of(k), key) == 0)
+            return k;
+    }
+    return NULL;
+}
+
+/* The first key of map, in file order, that is in keys (NULL if none). */
+static yaml_node_t *first_key_of(loader *ld, const yaml_node_t *map, const char *const *keys)
+{
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start;
+         p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&ld->doc, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && one_of(text_of(k), keys))
+            return k;
+    }
+    return NULL;
+}
+
+/* Keys a and b of map are alternatives: when both are given, report at the
+ * value written later and return -1. */
+static int either_not_both(loader *ld, const yaml_node_t *map, const char *path,
+                           const char *a, const char *b, const char *why)
+{
+    const yaml_node_t *va = get(ld, map, a), *vb = get(ld, map, b);
+    if (!va || !vb)
+        return 0;
+    bool b_later = vb->start_mark.index > va->start_mark.index;
+    char kpath[SCN_PATH_LEN];
+    path_key(kpath, path, b_later ? b : a);
+    return fail(ld, b_later ? vb : va, kpath, "give either %s or %s, not both%s", a, b, why);
+}
+
 /* The value under a required key; reports it missing at the mapping. */
 static yaml_node_t *need(loader *ld, const yaml_node_t *map, const char *path, const char *key)
 {
@@ -769,6 +808,26 @@ static int read_mixture(loader *ld, const yaml_node_t *map, const char *path, in
     return fail(ld, list, ppath, "%s", e);
 }
 
+/* The value of a dist key: *idx is its index in dist_names. */
+static int read_dist_name(loader *ld, const yaml_node_t *dn, const char *path, int *idx)
+{
+    char show[SCN_SHOW_LEN + 16], list[256];
+    const char *name = "";
+    if (read_string(ld, dn, path, &name))
+        return -1;
+    for (int i = 0; dist_names[i]; i++)
+        if (strcmp(name, dist_names[i]) == 0) {
+            *idx = i;
+            return 0;
+        }
+    const char *guess = closest(name, dist_names);
+    if (guess)
+        return fail(ld, dn, path, "unknown distribution %s; did you mean '%s'?",
+                    quoted(name, show, sizeof show), guess);
+    return fail(ld, dn, path, "unknown distribution %s; valid: %s",
+                quoted(name, show, sizeof show), joined(dist_names, list, sizeof list));
+}
+
 /* A distribution mapping {dist: NAME, ...}. On return *d is always safe to
  * dist_free; on error the caller frees it. mix_depth counts the mixtures
  * around this one; in_mixture allows the key weight. */
@@ -786,22 +845,9 @@ static int read_dist(loader *ld, const yaml_node_t *map, const char *path, int m
     if (!dn)
         return -1;
     path_key(kpath, path, "dist");
-    const char *name = "";
-    if (read_string(ld, dn, kpath, &name))
-        return -1;
     int idx = -1;
-    for (int i = 0; dist_names[i]; i++)
-        if (strcmp(name, dist_names[i]) == 0)
-            idx = i;
-    if (idx < 0) {
-        char show[SCN_SHOW_LEN + 16];
-        const char *guess = closest(name, dist_names);
-        if (guess)
-            return fail(ld, dn, kpath, "unknown distribution %s; did you mean '%s'?",
-                        quoted(name, show, sizeof show), guess);
-        return fail(ld, dn, kpath, "unknown distribution %s; valid: %s",
-                    quoted(name, show, sizeof show), joined(dist_names, list, sizeof list));
-    }
+    if (read_dist_name(ld, dn, kpath, &idx))
+        return -1;
     dist_kind kind = dist_kinds[idx];
 
     /* Keys of other kinds are errors here: "ms" under exponential. */
@@ -958,32 +1004,241 @@ static int read_queue(loader *ld, const yaml_node_t *map, const char *path, stag
     return 0;
 }
 
-static int read_stage(loader *ld, const yaml_node_t *map, const char *path, stage_cfg *s)
+/* ---- GPU service: a batch-time table and its jitter --------------------- */
+
+/* table: [{batch: 1, ms: 6.1}, {batch: 8, ms: 14.9}, ...] */
+static int read_table(loader *ld, const yaml_node_t *list, const char *path, batch_table *t)
 {
-    static const char *const keys[] = {"name", "servers", "service", "queue", "timeout_ms", NULL};
+    static const char *const keys[] = {"batch", "ms", NULL};
+    char ipath[SCN_PATH_LEN], bpath[SCN_PATH_LEN], mpath[SCN_PATH_LEN];
+    char show[SCN_SHOW_LEN + 16];
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of points such as [{batch: 1, ms: 6.1}, "
+                    "{batch: 8, ms: 14.9}], got %s", describe(list, show, sizeof show));
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n < 1 || n > CFG_MAX_TABLE)
+        return fail(ld, list, path, "must hold 1 to %d points, got %zu", CFG_MAX_TABLE, n);
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *pt = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        const yaml_node_t *bv, *mv;
+        int b = 0;
+        double ms = 0;
+        path_index(ipath, path, i);
+        path_key(bpath, ipath, "batch");
+        path_key(mpath, ipath, "ms");
+        if (check_keys(ld, pt, ipath, "a point such as {batch: 8, ms: 14.9}", keys))
+            return -1;
+        if (!(bv = need(ld, pt, ipath, "batch")) || read_int(ld, bv, bpath, 1, &b))
+            return -1;
+        if (i == 0 && b != 1)
+            return fail(ld, bv, bpath, "the first point must be batch 1, got %d", b);
+        if (i > 0 && !(b > t->batch[i - 1]))
+            return fail(ld, bv, bpath, "batch sizes must be strictly ascending, got %d after %.0f",
+                        b, t->batch[i - 1]);
+        if (!(mv = need(ld, pt, ipath, "ms")) || read_double(ld, mv, mpath, POSITIVE, &ms))
+            return -1;
+        if (i > 0 && ms < t->ms[i - 1])
+            return fail(ld, mv, mpath, "must not decrease as the batch grows, got %s after %.10g",
+                        text_of(mv), t->ms[i - 1]);
+        t->batch[i] = b;
+        t->ms[i] = ms;
+    }
+    t->n = (int)n;
+    return 0;
+}
+
+/* jitter: a distribution of a factor with mean 1, or the shorthand
+ * {dist: lognormal | gamma, cv: X} for mean 1 and sd X. */
+static int read_jitter(loader *ld, const yaml_node_t *map, const char *path, dist_t *d)
+{
+    static const char *const keys[] = {
+        "dist", "cv", "ms", "mean_ms", "sd_ms", "min_ms", "max_ms", "p50_ms", "p99_ms",
+        "shape", "scale_ms", "file", "parts", NULL};
+    static const char *const shorthand[] = {"dist", "cv", NULL};
+    char kpath[SCN_PATH_LEN];
+    memset(d, 0, sizeof *d);
+    if (check_keys(ld, map, path, "a distribution of a factor with mean 1, such as "
+                   "{dist: lognormal, cv: 0.05}", keys))
+        return -1;
+    const yaml_node_t *cvk = get_key(ld, map, "cv");
+    if (cvk) {
+        const yaml_node_t *dn = need(ld, map, path, "dist"), *bad;
+        int idx = -1;
+        double cv = 0;
+        if (++ld->ndists > SCN_MAX_DISTS)
+            return fail(ld, map, path, "more than %d distributions in one scenario", SCN_MAX_DISTS);
+        path_key(kpath, path, "dist");
+        if (!dn || read_dist_name(ld, dn, kpath, &idx))
+            return -1;
+        path_key(kpath, path, "cv");
+        if (dist_kinds[idx] != DIST_LOGNORMAL && dist_kinds[idx] != DIST_GAMMA)
+            return fail(ld, cvk, kpath, "the cv shorthand applies only to dist: lognormal or "
+                        "gamma, not %s", dist_names[idx]);
+        if ((bad = foreign_key(ld, map, shorthand))) {
+            path_key(kpath, path, text_of(bad));
+            return fail(ld, bad, kpath, "does not apply with cv (cv alone means mean 1 and sd cv)");
+        }
+        if (read_double(ld, get(ld, map, "cv"), kpath, POSITIVE, &cv))
+            return -1;
+        const char *e = dist_kinds[idx] == DIST_LOGNORMAL ? dist_init_lognormal_mean_sd(d, 1, cv)
+                                                          : dist_init_gamma(d, 1, cv);
+        if (e)
+            return fail(ld, map, path, "%s", e);
+    } else if (read_dist(ld, map, path, 0, false, d)) {
+        return -1;
+    }
+    double m = dist_mean(d);
+    if (!(fabs(m - 1) <= 1e-6))
+        return fail(ld, map, path, "jitter must have mean 1 (it multiplies the table time), "
+                    "got %.10g", m);
+    return 0;
+}
+
+/* service: a distribution (per item on workers, per batch on a GPU), or on
+ * a GPU stage {table: [...], jitter: {...}}. */
+static int read_service(loader *ld, const yaml_node_t *map, const char *path, bool gpu,
+                        stage_cfg *s)
+{
+    static const char *const table_keys[] = {"table", "jitter", NULL};
+    static const char *const any_keys[] = {
+        "table", "jitter", "dist", "ms", "mean_ms", "sd_ms", "min_ms", "max_ms", "p50_ms",
+        "p99_ms", "shape", "scale_ms", "file", "parts", NULL};
+    char kpath[SCN_PATH_LEN];
+    const yaml_node_t *k;
+    if (map->type == YAML_MAPPING_NODE && (k = get_key(ld, map, "table"))) {
+        path_key(kpath, path, "table");
+        if (!gpu)
+            return fail(ld, k, kpath, "a service table applies only to on: gpu stages; "
+                        "a workers stage takes a distribution per item");
+        if (check_keys(ld, map, path, "a mapping such as {table: [...], jitter: {...}}", any_keys))
+            return -1;
+        if ((k = foreign_key(ld, map, table_keys))) {
+            path_key(kpath, path, text_of(k));
+            return fail(ld, k, kpath, "does not apply with a service table (it takes: table, jitter)");
+        }
+        if (read_table(ld, get(ld, map, "table"), kpath, &s->table))
+            return -1;
+        s->has_table = true;
+        const yaml_node_t *j = get(ld, map, "jitter");
+        if (j) {
+            path_key(kpath, path, "jitter");
+            if (read_jitter(ld, j, kpath, &s->jitter))
+                return -1;
+            s->has_jitter = true;
+        }
+        return 0;
+    }
+    if (map->type == YAML_MAPPING_NODE && (k = get_key(ld, map, "jitter"))) {
+        path_key(kpath, path, "jitter");
+        return fail(ld, k, kpath, "jitter applies only with a service table: "
+                    "{table: [{batch: 1, ms: ...}, ...], jitter: {...}}");
+    }
+    return read_dist(ld, map, path, 0, false, &s->service);
+}
+
+/* keep: {ratio: 0.5} | {every: 3} */
+static int read_keep(loader *ld, const yaml_node_t *map, const char *path, stage_cfg *s)
+{
+    static const char *const keys[] = {"ratio", "every", NULL};
     char kpath[SCN_PATH_LEN];
     const yaml_node_t *v;
+    if (check_keys(ld, map, path, "a mapping such as {ratio: 0.5} or {every: 3}", keys)
+        || either_not_both(ld, map, path, "ratio", "every", ""))
+        return -1;
+    if ((v = get(ld, map, "ratio"))) {
+        path_key(kpath, path, "ratio");
+        if (read_double(ld, v, kpath, POSITIVE, &s->keep_ratio))
+            return -1;
+        if (s->keep_ratio > 1)
+            return fail(ld, v, kpath, "must be <= 1, got %s", text_of(v));
+        s->keep = KEEP_RATIO;
+        return 0;
+    }
+    if ((v = get(ld, map, "every"))) {
+        path_key(kpath, path, "every");
+        if (read_int(ld, v, kpath, 1, &s->keep_every))
+            return -1;
+        s->keep = KEEP_EVERY;
+        return 0;
+    }
+    return fail(ld, map, path, "give ratio (the fraction of frames kept) or every "
+                "(keep every Nth frame)");
+}
 
-    s->servers = 1;
-    s->capacity = -1;
-    s->on_full = ONFULL_DROP_NEWEST;
-    s->timeout_ms = 0;
+/* ---- stages ------------------------------------------------------------ */
+
+static int read_stage(loader *ld, const yaml_node_t *map, const char *path, stage_cfg *s)
+{
+    static const char *const keys[] = {
+        "name", "on", "servers", "workers", "service", "queue", "timeout_ms",
+        "max_batch", "batch_timeout_ms", "priority", "keep", NULL};
+    static const char *const resources[] = {"workers", "nvdec", "gpu", NULL};
+    static const char *const gpu_only[] = {"max_batch", "batch_timeout_ms", "priority", NULL};
+    char kpath[SCN_PATH_LEN], name[CFG_NAME_MAX];
+    const yaml_node_t *v, *k;
+
     if (check_keys(ld, map, path, "a stage mapping with name and service", keys))
         return -1;
     path_key(kpath, path, "name");
-    if (!(v = need(ld, map, path, "name")) || read_name(ld, v, kpath, s->name))
+    if (!(v = need(ld, map, path, "name")) || read_name(ld, v, kpath, name))
         return -1;
-    path_key(kpath, path, "servers");
-    if ((v = get(ld, map, "servers")) && read_int(ld, v, kpath, 1, &s->servers))
+    cfg_stage_defaults(s, name);
+
+    int on = 0;
+    path_key(kpath, path, "on");
+    if ((v = get(ld, map, "on")) && read_enum(ld, v, kpath, resources, &on))
         return -1;
+    bool gpu = on == 2;                 /* nvdec is a pool of decoder engines: workers */
+    s->on = gpu ? RES_GPU : RES_WORKERS;
+
+    if (either_not_both(ld, map, path, "servers", "workers", " (workers is a synonym)"))
+        return -1;
+    const char *which = get(ld, map, "servers") ? "servers" : "workers";
+    if ((v = get(ld, map, which))) {
+        path_key(kpath, path, which);
+        if (gpu)
+            return fail(ld, get_key(ld, map, which), kpath,
+                        "a gpu stage runs on the cluster's GPUs; remove %s", which);
+        if (read_int(ld, v, kpath, 1, &s->servers))
+            return -1;
+    }
+    if (!gpu && (k = first_key_of(ld, map, gpu_only))) {
+        path_key(kpath, path, text_of(k));
+        return fail(ld, k, kpath, "applies only to on: gpu stages");
+    }
+
     path_key(kpath, path, "service");
-    if (!(v = need(ld, map, path, "service")) || read_dist(ld, v, kpath, 0, false, &s->service))
+    if (!(v = need(ld, map, path, "service")) || read_service(ld, v, kpath, gpu, s))
         return -1;
     path_key(kpath, path, "queue");
     if ((v = get(ld, map, "queue")) && read_queue(ld, v, kpath, s))
         return -1;
     path_key(kpath, path, "timeout_ms");
     if ((v = get(ld, map, "timeout_ms")) && read_double(ld, v, kpath, POSITIVE, &s->timeout_ms))
+        return -1;
+
+    path_key(kpath, path, "max_batch");
+    if ((v = get(ld, map, "max_batch"))) {
+        if (read_int(ld, v, kpath, 1, &s->max_batch))
+            return -1;
+        double last = s->has_table ? s->table.batch[s->table.n - 1] : INFINITY;
+        if (s->max_batch > last)
+            return fail(ld, v, kpath, "max_batch %d is beyond the service table (last batch %.0f)",
+                        s->max_batch, last);
+    }
+    path_key(kpath, path, "batch_timeout_ms");
+    if ((v = get(ld, map, "batch_timeout_ms"))
+        && read_double(ld, v, kpath, NONNEGATIVE, &s->batch_timeout_ms))
+        return -1;
+    path_key(kpath, path, "priority");
+    long long prio = 0;
+    if ((v = get(ld, map, "priority"))) {
+        if (read_integer(ld, v, kpath, INT_MIN, INT_MAX, &prio))
+            return -1;
+        s->priority = (int)prio;
+    }
+    path_key(kpath, path, "keep");
+    if ((v = get(ld, map, "keep")) && read_keep(ld, v, kpath, s))
         return -1;
     return 0;
 }
@@ -997,12 +1252,12 @@ static int read_stages(loader *ld, const yaml_node_t *list, scenario_cfg *c)
     size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
     if (n == 0)
         return fail(ld, list, "stages", "must list at least one stage");
-    if (n > INT_MAX)
-        return fail(ld, list, "stages", "too many stages");
+    if (n > CFG_MAX_STAGES)
+        return fail(ld, list, "stages", "must list at most %d stages, got %zu", CFG_MAX_STAGES, n);
     c->stages = calloc(n, sizeof *c->stages);
     if (!c->stages)
         return fail(ld, list, "stages", "out of memory");
-    c->nstages = (int)n;            /* every service is zeroed: cfg_free-safe */
+    c->nstages = (int)n;            /* every dist is zeroed: cfg_free-safe */
     for (size_t i = 0; i < n; i++) {
         const yaml_node_t *st = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
         path_index(ipath, "stages", i);
@@ -1017,6 +1272,246 @@ static int read_stages(loader *ld, const yaml_node_t *list, scenario_cfg *c)
                             quoted(c->stages[i].name, show, sizeof show), j);
             }
     }
+    return 0;
+}
+
+/* The node of stage s in the (already loaded) stages list. */
+static const yaml_node_t *stage_node(loader *ld, const yaml_node_t *list, int s)
+{
+    return yaml_document_get_node(&ld->doc, list->data.sequence.items.start[s]);
+}
+
+/* Every on: gpu stage needs cluster.gpus; a cluster that is there but not
+ * a mapping is left to read_cluster to report. */
+static int check_gpu_stages(loader *ld, const yaml_node_t *root, const yaml_node_t *list,
+                            const scenario_cfg *c)
+{
+    const yaml_node_t *cl = get(ld, root, "cluster");
+    if (cl && (cl->type != YAML_MAPPING_NODE || get(ld, cl, "gpus")))
+        return 0;
+    for (int s = 0; s < c->nstages; s++) {
+        if (c->stages[s].on != RES_GPU)
+            continue;
+        char path[SCN_PATH_LEN], kpath[SCN_PATH_LEN];
+        path_index(path, "stages", (size_t)s);
+        path_key(kpath, path, "on");
+        return fail(ld, get_key(ld, stage_node(ld, list, s), "on"), kpath,
+                    "on: gpu needs cluster.gpus >= 1 (add cluster: {gpus: N})");
+    }
+    return 0;
+}
+
+/* ---- cluster ----------------------------------------------------------- */
+
+/* The stages of one pool: names of on: gpu stages, each once. */
+static int read_pool_stages(loader *ld, const yaml_node_t *list, const char *path,
+                            const scenario_cfg *c, pool_cfg *p)
+{
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16], all[512];
+    const char *names[CFG_MAX_STAGES + 1];
+    for (int s = 0; s < c->nstages; s++)
+        names[s] = c->stages[s].name;
+    names[c->nstages] = NULL;
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of stage names such as [encode, reduce], "
+                    "got %s", describe(list, show, sizeof show));
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n == 0)
+        return fail(ld, list, path, "a pool must list at least one stage");
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *v = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        const char *name = "";
+        path_index(ipath, path, i);
+        if (read_string(ld, v, ipath, &name))
+            return -1;
+        int s = 0;
+        while (s < c->nstages && strcmp(c->stages[s].name, name) != 0)
+            s++;
+        if (s == c->nstages) {
+            const char *guess = closest(name, names);
+            if (guess)
+                return fail(ld, v, ipath, "unknown stage %s; did you mean '%s'?",
+                            quoted(name, show, sizeof show), guess);
+            return fail(ld, v, ipath, "unknown stage %s; stages: %s",
+                        quoted(name, show, sizeof show), joined(names, all, sizeof all));
+        }
+        if (c->stages[s].on != RES_GPU)
+            return fail(ld, v, ipath, "stage %s runs on workers; only on: gpu stages go in pools",
+                        quoted(name, show, sizeof show));
+        if (p->stage_mask & ((uint64_t)1 << s))
+            return fail(ld, v, ipath, "stage %s is listed twice in this pool",
+                        quoted(name, show, sizeof show));
+        p->stage_mask |= (uint64_t)1 << s;
+    }
+    return 0;
+}
+
+/* pools: {NAME: {gpus: N, stages: [...]}, ...}; GPUs are numbered in the
+ * order the pools are written, and together they are the cluster. */
+static int read_pools(loader *ld, const yaml_node_t *map, const yaml_node_t *stage_list,
+                      scenario_cfg *c)
+{
+    static const char *const keys[] = {"gpus", "stages", NULL};
+    const char *path = "cluster.pools";
+    char ppath[SCN_PATH_LEN], kpath[SCN_PATH_LEN];
+    cluster_cfg *cl = &c->cluster;
+    if (expect_mapping(ld, map, path, "a mapping of pool names to {gpus: N, stages: [...]}"))
+        return -1;
+    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    if (n == 0)
+        return fail(ld, map, path, "must name at least one pool");
+    if (n > CFG_MAX_POOLS)
+        return fail(ld, map, path, "at most %d pools, got %zu", CFG_MAX_POOLS, n);
+    long long total = 0;
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_pair_t *pair = map->data.mapping.pairs.start + i;
+        const yaml_node_t *k = yaml_document_get_node(&ld->doc, pair->key);
+        const yaml_node_t *v = yaml_document_get_node(&ld->doc, pair->value), *x;
+        pool_cfg *p = &cl->pools[i];
+        if (k->type != YAML_SCALAR_NODE)
+            return fail(ld, k, path, "pool names must be plain strings, not a %s",
+                        k->type == YAML_MAPPING_NODE ? "mapping" : "list");
+        path_key(ppath, path, text_of(k));
+        for (size_t j = 0; j < i; j++) {
+            const yaml_node_t *k0 = yaml_document_get_node(&ld->doc, map->data.mapping.pairs.start[j].key);
+            if (strcmp(text_of(k0), text_of(k)) == 0)
+                return fail(ld, k, ppath, "duplicate pool name (first given at line %zu)",
+                            k0->start_mark.line + 1);
+        }
+        if (read_name(ld, k, ppath, p->name)
+            || check_keys(ld, v, ppath, "a pool such as {gpus: 2, stages: [encode, reduce]}", keys))
+            return -1;
+        path_key(kpath, ppath, "gpus");
+        if (!(x = need(ld, v, ppath, "gpus")) || read_int(ld, x, kpath, 1, &p->gpus))
+            return -1;
+        p->first = total <= INT_MAX ? (int)total : INT_MAX;   /* > cluster.gpus: rejected below */
+        total += p->gpus;
+        path_key(kpath, ppath, "stages");
+        if (!(x = need(ld, v, ppath, "stages")) || read_pool_stages(ld, x, kpath, c, p))
+            return -1;
+    }
+    if (total != cl->gpus)
+        return fail(ld, map, path, "the pools hold %lld GPUs in all, but cluster.gpus is %d; "
+                    "they must be equal", total, cl->gpus);
+    cl->npools = (int)n;
+
+    for (int s = 0; s < c->nstages; s++) {
+        if (c->stages[s].on != RES_GPU)
+            continue;
+        int in = 0, first = -1, second = -1;
+        for (int i = 0; i < cl->npools; i++)
+            if (cl->pools[i].stage_mask & ((uint64_t)1 << s)) {
+                if (in++ == 0)
+                    first = i;
+                else if (second < 0)
+                    second = i;
+            }
+        if (in == 1)
+            continue;
+        path_index(kpath, "stages", (size_t)s);
+        if (in == 0)
+            return fail(ld, stage_node(ld, stage_list, s), kpath, "runs on: gpu but is in no "
+                        "pool of cluster.pools; a gpu stage must be in exactly one pool");
+        return fail(ld, stage_node(ld, stage_list, s), kpath, "is in pools '%s' and '%s'; "
+                    "a gpu stage must be in exactly one pool",
+                    cl->pools[first].name, cl->pools[second].name);
+    }
+    return 0;
+}
+
+static int read_cluster(loader *ld, const yaml_node_t *map, const yaml_node_t *stage_list,
+                        scenario_cfg *c)
+{
+    static const char *const keys[] = {
+        "gpus", "gpu_type", "gpu_hour_usd", "placement", "gpu_policy", "pools", NULL};
+    static const char *const placements[] = {"hash", "least_loaded", NULL};
+    static const char *const policies[] = {"priority", "fifo", NULL};
+    char show[SCN_SHOW_LEN + 16];
+    cluster_cfg *cl = &c->cluster;
+    const yaml_node_t *v;
+    int e = 0;
+    if (check_keys(ld, map, "cluster", "a mapping such as {gpus: 4, gpu_type: h100}", keys))
+        return -1;
+    if (!(v = need(ld, map, "cluster", "gpus")) || read_int(ld, v, "cluster.gpus", 1, &cl->gpus))
+        return -1;
+    if ((v = get(ld, map, "gpu_type"))) {
+        const char *t = "";
+        if (read_string(ld, v, "cluster.gpu_type", &t))
+            return -1;
+        size_t len = strlen(t);
+        bool ok = len >= 1 && len < sizeof cl->gpu_type;
+        for (size_t i = 0; ok && i < len; i++)
+            ok = !iscntrl((unsigned char)t[i]);
+        if (!ok)
+            return fail(ld, v, "cluster.gpu_type", "must be 1 to %zu characters (no control "
+                        "characters), got %s", sizeof cl->gpu_type - 1, quoted(t, show, sizeof show));
+        copy_str(cl->gpu_type, sizeof cl->gpu_type, t);
+    }
+    if ((v = get(ld, map, "gpu_hour_usd"))
+        && read_double(ld, v, "cluster.gpu_hour_usd", NONNEGATIVE, &cl->gpu_hour_usd))
+        return -1;
+    if ((v = get(ld, map, "placement"))) {
+        if (read_enum(ld, v, "cluster.placement", placements, &e))
+            return -1;
+        cl->placement = e == 0 ? PLACE_HASH : PLACE_LEAST_LOADED;
+    }
+    if ((v = get(ld, map, "gpu_policy"))) {
+        if (read_enum(ld, v, "cluster.gpu_policy", policies, &e))
+            return -1;
+        cl->policy = e == 0 ? GPU_PRIORITY : GPU_FIFO;
+    }
+    if ((v = get(ld, map, "pools")) && read_pools(ld, v, stage_list, c))
+        return -1;
+    return 0;
+}
+
+/* ---- SLA --------------------------------------------------------------- */
+
+/* sla: [{metric: frame | STAGE, percentile: 50 | 90 | 95 | 99 | 99.9, ms: X}, ...] */
+static int read_sla(loader *ld, const yaml_node_t *list, scenario_cfg *c)
+{
+    static const char *const keys[] = {"metric", "percentile", "ms", NULL};
+    static const double percentiles[] = {50, 90, 95, 99, 99.9};
+    char ipath[SCN_PATH_LEN], kpath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    const char *metrics[CFG_MAX_STAGES + 2];
+    metrics[0] = "frame";
+    for (int s = 0; s < c->nstages; s++)
+        metrics[s + 1] = c->stages[s].name;
+    metrics[c->nstages + 1] = NULL;
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, "sla", "expected a list of SLA lines such as "
+                    "[{metric: frame, percentile: 95, ms: 100}], got %s",
+                    describe(list, show, sizeof show));
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n > CFG_MAX_SLA)
+        return fail(ld, list, "sla", "at most %d SLA lines, got %zu", CFG_MAX_SLA, n);
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *line = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        const yaml_node_t *v;
+        sla_cfg *sl = &c->sla[i];
+        int m = 0;
+        path_index(ipath, "sla", i);
+        if (check_keys(ld, line, ipath, "an SLA line such as {metric: frame, percentile: 95, ms: 100}",
+                       keys))
+            return -1;
+        path_key(kpath, ipath, "metric");
+        if (!(v = need(ld, line, ipath, "metric")) || read_enum(ld, v, kpath, metrics, &m))
+            return -1;
+        copy_str(sl->metric, sizeof sl->metric, metrics[m]);
+        path_key(kpath, ipath, "percentile");
+        if (!(v = need(ld, line, ipath, "percentile"))
+            || read_double(ld, v, kpath, ANY, &sl->percentile))
+            return -1;
+        size_t p = 0;
+        while (p < sizeof percentiles / sizeof percentiles[0] && sl->percentile != percentiles[p])
+            p++;
+        if (p == sizeof percentiles / sizeof percentiles[0])
+            return fail(ld, v, kpath, "must be one of 50, 90, 95, 99, 99.9, got %s", text_of(v));
+        path_key(kpath, ipath, "ms");
+        if (!(v = need(ld, line, ipath, "ms")) || read_double(ld, v, kpath, POSITIVE, &sl->ms))
+            return -1;
+    }
+    c->nsla = (int)n;
     return 0;
 }
 
@@ -1051,7 +1546,7 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
 {
     static const char *const keys[] = {
         "name", "seed", "duration_s", "warmup_s", "warmup", "replications",
-        "workload", "metrics", "stages", NULL};
+        "workload", "metrics", "stages", "cluster", "frame_deadline_ms", "sla", NULL};
     const yaml_node_t *v;
     if (check_keys(ld, root, "", "a mapping of scenario keys (name, duration_s, workload, stages, ...)", keys))
         return -1;
@@ -1069,7 +1564,15 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
         return -1;
     if ((v = get(ld, root, "metrics")) && read_metrics(ld, v, c))
         return -1;
-    if (!(v = need(ld, root, "", "stages")) || read_stages(ld, v, c))
+    const yaml_node_t *stages = need(ld, root, "", "stages");
+    if (!stages || read_stages(ld, stages, c) || check_gpu_stages(ld, root, stages, c))
+        return -1;
+    if ((v = get(ld, root, "cluster")) && read_cluster(ld, v, stages, c))
+        return -1;
+    if ((v = get(ld, root, "frame_deadline_ms"))
+        && read_double(ld, v, "frame_deadline_ms", POSITIVE, &c->frame_deadline_ms))
+        return -1;
+    if ((v = get(ld, root, "sla")) && read_sla(ld, v, c))
         return -1;
     return 0;
 }

@@ -930,3 +930,772 @@ Test(scenario, string_without_names)
     cr_expect_str_eq(c.name, "unnamed");
     cfg_free(&c);
 }
+
+/* ---- GPU stages, cluster, sampling, SLA -------------------------------- */
+
+/* A cluster of 2 GPUs and one stage "enc" on them; the stage's next key
+ * goes on line 7 at column 5 ("    key: value": value at 5 + len(key) + 2). */
+#define GPU_STAGE                                 \
+    "duration_s: 10\n"                            \
+    "workload: {arrival: poisson, rate_hz: 1}\n"  \
+    "cluster: {gpus: 2}\n"                        \
+    "stages:\n"                                   \
+    "  - name: enc\n"                             \
+    "    on: gpu\n"
+
+/* One stage "encode" and an sla list whose first item is on line 5: "  - {"
+ * puts the item's '{' at column 5 and its first value at column 14. */
+#define SLA_HEAD                                                       \
+    "duration_s: 10\n"                                                 \
+    "workload: {arrival: poisson, rate_hz: 1}\n"                       \
+    "stages: [{name: encode, service: {dist: constant, ms: 1}}]\n"     \
+    "sla:\n"
+
+Test(scenario, gpu_scenario_loads_every_new_key)
+{
+    static const char yaml[] =
+        "name: full\n"
+        "duration_s: 60\n"
+        "workload: {arrival: periodic, streams: 4, fps: 15}\n"
+        "frame_deadline_ms: 250\n"
+        "sla:\n"
+        "  - {metric: frame, percentile: 95, ms: 100}\n"
+        "  - {metric: llm_prefill, percentile: 99.9, ms: 80}\n"
+        "  - {metric: encode, percentile: 50, ms: 20.5}\n"
+        "cluster:\n"                              /* before the stages it names */
+        "  gpus: 4\n"
+        "  gpu_type: h100\n"
+        "  gpu_hour_usd: 2.5\n"
+        "  placement: least_loaded\n"
+        "  gpu_policy: fifo\n"
+        "  pools:\n"
+        "    vision: {gpus: 3, stages: [encode, reduce]}\n"
+        "    llm: {gpus: 1, stages: [llm_decode, llm_prefill]}\n"
+        "stages:\n"
+        "  - name: decode\n"
+        "    on: nvdec\n"
+        "    workers: 3\n"
+        "    service: {dist: constant, ms: 2}\n"
+        "  - name: sample\n"
+        "    on: workers\n"
+        "    service: {dist: constant, ms: 0.5}\n"
+        "    keep: {every: 3}\n"
+        "  - name: encode\n"
+        "    on: gpu\n"
+        "    max_batch: 8\n"
+        "    batch_timeout_ms: 4\n"
+        "    service:\n"
+        "      table: [{batch: 1, ms: 6.1}, {batch: 4, ms: 9}, {batch: 8, ms: 14.9}]\n"
+        "      jitter: {dist: lognormal, cv: 0.05}\n"
+        "    queue: {capacity: 16}\n"
+        "  - name: reduce\n"
+        "    on: gpu\n"
+        "    priority: -3\n"
+        "    keep: {ratio: 0.5}\n"
+        "    service: {table: [{batch: 1, ms: 2}, {batch: 2, ms: 2}],"
+        " jitter: {dist: uniform, min_ms: 0.9, max_ms: 1.1}}\n"
+        "  - name: llm_prefill\n"
+        "    on: gpu\n"
+        "    max_batch: 64\n"
+        "    service: {dist: gamma, mean_ms: 10, sd_ms: 2}\n"
+        "  - name: llm_decode\n"
+        "    on: gpu\n"
+        "    priority: 9\n"
+        "    service: {table: [{batch: 1, ms: 20}], jitter: {dist: gamma, cv: 0.1}}\n";
+    scenario_cfg c;
+    expect_ok(yaml, &c);
+    cr_expect_float_eq(c.frame_deadline_ms, 250, 1e-12);
+
+    cr_assert_eq(c.nsla, 3);
+    cr_expect_str_eq(c.sla[0].metric, "frame");
+    cr_expect_float_eq(c.sla[0].percentile, 95, 1e-12);
+    cr_expect_float_eq(c.sla[0].ms, 100, 1e-12);
+    cr_expect_str_eq(c.sla[1].metric, "llm_prefill");
+    cr_expect_eq(c.sla[1].percentile, 99.9);
+    cr_expect_float_eq(c.sla[1].ms, 80, 1e-12);
+    cr_expect_str_eq(c.sla[2].metric, "encode");
+    cr_expect_float_eq(c.sla[2].percentile, 50, 1e-12);
+    cr_expect_float_eq(c.sla[2].ms, 20.5, 1e-12);
+
+    const cluster_cfg *cl = &c.cluster;
+    cr_expect_eq(cl->gpus, 4);
+    cr_expect_str_eq(cl->gpu_type, "h100");
+    cr_expect_float_eq(cl->gpu_hour_usd, 2.5, 1e-12);
+    cr_expect_eq(cl->placement, PLACE_LEAST_LOADED);
+    cr_expect_eq(cl->policy, GPU_FIFO);
+    cr_assert_eq(cl->npools, 2);
+    cr_expect_str_eq(cl->pools[0].name, "vision");
+    cr_expect_eq(cl->pools[0].first, 0);
+    cr_expect_eq(cl->pools[0].gpus, 3);
+    cr_expect_eq(cl->pools[0].stage_mask, (1u << 2) | (1u << 3));   /* encode, reduce */
+    cr_expect_str_eq(cl->pools[1].name, "llm");
+    cr_expect_eq(cl->pools[1].first, 3);
+    cr_expect_eq(cl->pools[1].gpus, 1);
+    cr_expect_eq(cl->pools[1].stage_mask, (1u << 4) | (1u << 5));   /* llm_prefill, llm_decode */
+
+    cr_assert_eq(c.nstages, 6);
+    const stage_cfg *dec = &c.stages[0], *smp = &c.stages[1], *enc = &c.stages[2];
+    const stage_cfg *red = &c.stages[3], *pre = &c.stages[4], *llm = &c.stages[5];
+
+    cr_expect_eq(dec->on, RES_WORKERS);              /* nvdec: a pool of decoder engines */
+    cr_expect_eq(dec->servers, 3);                   /* workers: a synonym of servers */
+    cr_expect_eq(dec->keep, KEEP_ALL);
+    cr_expect_eq(smp->on, RES_WORKERS);
+    cr_expect_eq(smp->keep, KEEP_EVERY);
+    cr_expect_eq(smp->keep_every, 3);
+
+    cr_expect_eq(enc->on, RES_GPU);
+    cr_expect_eq(enc->max_batch, 8);
+    cr_expect_float_eq(enc->batch_timeout_ms, 4, 1e-12);
+    cr_expect_eq(enc->priority, 1);                  /* canonical: encode */
+    cr_expect_eq(enc->capacity, 16);
+    cr_assert(enc->has_table);
+    cr_assert_eq(enc->table.n, 3);
+    static const double eb[] = {1, 4, 8}, ems[] = {6.1, 9, 14.9};
+    for (int i = 0; i < 3; i++) {
+        cr_expect_float_eq(enc->table.batch[i], eb[i], 1e-12);
+        cr_expect_float_eq(enc->table.ms[i], ems[i], 1e-12);
+    }
+    cr_assert(enc->has_jitter);
+    cr_expect_eq(enc->jitter.kind, DIST_LOGNORMAL);
+    cr_expect_float_eq(dist_mean(&enc->jitter), 1, 1e-9);
+    cr_expect_float_eq(sqrt(dist_var(&enc->jitter)), 0.05, 1e-9);
+
+    cr_expect_eq(red->on, RES_GPU);
+    cr_expect_eq(red->priority, -3);                 /* given: beats the canonical 2 */
+    cr_expect_eq(red->max_batch, 1);
+    cr_expect_eq(red->keep, KEEP_RATIO);
+    cr_expect_float_eq(red->keep_ratio, 0.5, 1e-12);
+    cr_assert(red->has_table);
+    cr_expect_eq(red->table.n, 2);
+    cr_expect_float_eq(red->table.ms[1], 2, 1e-12); /* equal times are non-decreasing */
+    cr_assert(red->has_jitter);
+    cr_expect_eq(red->jitter.kind, DIST_UNIFORM);
+    cr_expect_float_eq(dist_mean(&red->jitter), 1, 1e-12);
+
+    cr_expect_eq(pre->on, RES_GPU);
+    cr_expect_eq(pre->priority, 3);                  /* canonical: llm_prefill */
+    cr_expect_eq(pre->max_batch, 64);                /* no table: any batch size */
+    cr_expect(!pre->has_table);
+    cr_expect(!pre->has_jitter);
+    cr_expect_eq(pre->service.kind, DIST_GAMMA);
+    cr_expect_float_eq(dist_mean(&pre->service), 10, 1e-9);
+
+    cr_expect_eq(llm->priority, 9);
+    cr_assert(llm->has_jitter);
+    cr_expect_eq(llm->jitter.kind, DIST_GAMMA);
+    cr_expect_float_eq(dist_mean(&llm->jitter), 1, 1e-9);
+    cr_expect_float_eq(sqrt(dist_var(&llm->jitter)), 0.1, 1e-9);
+    cfg_free(&c);
+}
+
+Test(scenario, gpu_defaults)
+{
+    scenario_cfg c;
+    expect_ok("duration_s: 60\n"
+              "workload: {arrival: poisson, rate_hz: 2}\n"
+              "cluster: {gpus: 1}\n"
+              "stages:\n"
+              "  - {name: capture, service: {dist: constant, ms: 1}}\n"
+              "  - {name: encode, on: gpu, service: {dist: constant, ms: 1}}\n"
+              "  - {name: reduce, on: gpu, service: {dist: constant, ms: 1}}\n"
+              "  - {name: llm_prefill, on: gpu, service: {dist: constant, ms: 1}}\n"
+              "  - {name: llm_decode, on: gpu, service: {dist: constant, ms: 1}}\n"
+              "  - {name: vision2, on: gpu, service: {dist: constant, ms: 1}}\n",
+              &c);
+    static const int prio[] = {0, 1, 2, 3, 4, 0};
+    cr_assert_eq(c.nstages, 6);
+    for (int i = 0; i < 6; i++) {
+        const stage_cfg *s = &c.stages[i];
+        cr_expect_eq(s->on, i == 0 ? RES_WORKERS : RES_GPU, "%s", s->name);
+        cr_expect_eq(s->servers, 1, "%s", s->name);
+        cr_expect_eq(s->max_batch, 1, "%s", s->name);
+        cr_expect_float_eq(s->batch_timeout_ms, 0, 1e-12, "%s", s->name);
+        cr_expect_eq(s->priority, prio[i], "%s", s->name);
+        cr_expect(!s->has_table && !s->has_jitter, "%s", s->name);
+        cr_expect_eq(s->keep, KEEP_ALL, "%s", s->name);
+        cr_expect_eq(s->capacity, -1, "%s", s->name);
+    }
+    cr_expect_eq(c.cluster.gpus, 1);
+    cr_expect_str_eq(c.cluster.gpu_type, "gpu");
+    cr_expect_float_eq(c.cluster.gpu_hour_usd, 0, 1e-12);
+    cr_expect_eq(c.cluster.placement, PLACE_HASH);
+    cr_expect_eq(c.cluster.policy, GPU_PRIORITY);
+    cr_expect_eq(c.cluster.npools, 0);
+    cr_expect_float_eq(c.frame_deadline_ms, 0, 1e-12);
+    cr_expect_eq(c.nsla, 0);
+    cfg_free(&c);
+}
+
+Test(scenario, workers_defaults_without_cluster)
+{
+    scenario_cfg c;
+    expect_ok("duration_s: 60\n"
+              "workload: {arrival: poisson, rate_hz: 2}\n"
+              "stages: [{name: encode, servers: 2, service: {dist: constant, ms: 4}}]\n",
+              &c);
+    cr_expect_eq(c.stages[0].on, RES_WORKERS);
+    cr_expect_eq(c.stages[0].servers, 2);
+    cr_expect_eq(c.stages[0].max_batch, 1);
+    cr_expect_eq(c.stages[0].priority, 1);   /* the name implies it, even on workers */
+    cr_expect_eq(c.cluster.gpus, 0);
+    cr_expect_eq(c.nsla, 0);
+    cfg_free(&c);
+}
+
+/* n stages s0..s(n-1) on the GPU, all in one pool (n <= 64). */
+static char *many_gpu_stages(int n)
+{
+    size_t cap = 256 + (size_t)n * 96;
+    char *y = malloc(cap);
+    cr_assert_not_null(y);
+    size_t o = (size_t)snprintf(y, cap, "duration_s: 10\n"
+                                        "workload: {arrival: poisson, rate_hz: 1}\n"
+                                        "cluster: {gpus: 2, pools: {all: {gpus: 2, stages: [");
+    for (int i = 0; i < n; i++)
+        o += (size_t)snprintf(y + o, cap - o, "%ss%d", i ? ", " : "", i);
+    o += (size_t)snprintf(y + o, cap - o, "]}}}\nstages:\n");
+    for (int i = 0; i < n; i++)
+        o += (size_t)snprintf(y + o, cap - o,
+                              "  - {name: s%d, on: gpu, service: {dist: constant, ms: 1}}\n", i);
+    return y;
+}
+
+Test(scenario, sixty_four_stages_fill_the_pool_mask)
+{
+    char *y = many_gpu_stages(64);
+    scenario_cfg c;
+    expect_ok(y, &c);
+    free(y);
+    cr_expect_eq(c.nstages, 64);
+    cr_expect_eq(c.cluster.pools[0].stage_mask, UINT64_MAX);
+    cfg_free(&c);
+}
+
+Test(scenario, too_many_stages)
+{
+    /* line 4 is "stages:", so the list starts at 5:3 */
+    char *y = many_gpu_stages(65);
+    expect_error(y, "5:3: stages: ", "must list at most 64 stages, got 65");
+    free(y);
+}
+
+/* -- stage keys -- */
+
+Test(scenario, unknown_resource)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    on: cpu\n",
+                 "7:9: stages[0].on: ", "did you mean 'gpu'? (valid: workers, nvdec, gpu)");
+}
+
+Test(scenario, servers_and_workers)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    servers: 2\n"
+                 "    workers: 3\n",
+                 "8:14: stages[0].workers: ", "give either servers or workers, not both");
+}
+
+Test(scenario, zero_workers)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    on: nvdec\n"
+                 "    workers: 0\n",
+                 "8:14: stages[0].workers: ", "must be >= 1, got 0");
+}
+
+Test(scenario, max_batch_on_workers_stage)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    max_batch: 4\n",
+                 "7:5: stages[0].max_batch: ", "applies only to on: gpu");
+}
+
+Test(scenario, priority_on_nvdec_stage)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    on: nvdec\n"
+                 "    priority: 2\n",
+                 "8:5: stages[0].priority: ", "applies only to on: gpu");
+}
+
+Test(scenario, batch_timeout_on_workers_stage)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: a, batch_timeout_ms: 2, service: {dist: constant, ms: 1}}]\n",
+                 "3:20: stages[0].batch_timeout_ms: ", "applies only to on: gpu");
+}
+
+Test(scenario, servers_on_gpu_stage)
+{
+    expect_error(GPU_STAGE
+                 "    servers: 2\n"
+                 "    service: {dist: constant, ms: 1}\n",
+                 "7:5: stages[0].servers: ",
+                 "a gpu stage runs on the cluster's GPUs; remove servers");
+}
+
+Test(scenario, workers_on_gpu_stage_written_first)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "cluster: {gpus: 2}\n"
+                 "stages: [{name: enc, workers: 4, on: gpu, service: {dist: constant, ms: 1}}]\n",
+                 "4:22: stages[0].workers: ", "remove workers");
+}
+
+Test(scenario, gpu_stage_without_cluster)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages:\n"
+                 "  - name: a\n"
+                 "    service: {dist: constant, ms: 1}\n"
+                 "  - name: enc\n"
+                 "    on: gpu\n"
+                 "    service: {dist: constant, ms: 1}\n",
+                 "7:5: stages[1].on: ", "on: gpu needs cluster.gpus >= 1");
+}
+
+Test(scenario, gpu_stage_with_cluster_lacking_gpus)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "cluster: {gpu_type: h100}\n"
+                 "stages: [{name: enc, service: {dist: constant, ms: 1}, on: gpu}]\n",
+                 "4:56: stages[0].on: ", "on: gpu needs cluster.gpus >= 1");
+}
+
+Test(scenario, negative_batch_timeout)
+{
+    expect_error(GPU_STAGE
+                 "    batch_timeout_ms: -1\n"
+                 "    service: {dist: constant, ms: 1}\n",
+                 "7:23: stages[0].batch_timeout_ms: ", "must be >= 0, got -1");
+}
+
+Test(scenario, zero_max_batch)
+{
+    expect_error(GPU_STAGE
+                 "    max_batch: 0\n"
+                 "    service: {dist: constant, ms: 1}\n",
+                 "7:16: stages[0].max_batch: ", "must be >= 1, got 0");
+}
+
+Test(scenario, fractional_priority)
+{
+    expect_error(GPU_STAGE
+                 "    priority: 1.5\n"
+                 "    service: {dist: constant, ms: 1}\n",
+                 "7:15: stages[0].priority: ", "expected an integer, got 1.5");
+}
+
+/* -- service tables and jitter -- */
+
+Test(scenario, table_on_workers_stage)
+{
+    expect_error(WITH_SERVICE("{table: [{batch: 1, ms: 2}]}"),
+                 "6:15: stages[0].service.table: ", "applies only to on: gpu");
+}
+
+Test(scenario, table_first_batch_not_one)
+{
+    expect_error(GPU_STAGE
+                 "    service: {table: [{batch: 2, ms: 5}]}\n",
+                 "7:31: stages[0].service.table[0].batch: ", "the first point must be batch 1, got 2");
+}
+
+Test(scenario, table_batches_not_ascending)
+{
+    expect_error(GPU_STAGE
+                 "    service: {table: [{batch: 1, ms: 5}, {batch: 1, ms: 6}]}\n",
+                 "7:50: stages[0].service.table[1].batch: ", "strictly ascending, got 1 after 1");
+}
+
+Test(scenario, table_time_decreases)
+{
+    expect_error(GPU_STAGE
+                 "    service: {table: [{batch: 1, ms: 5}, {batch: 4, ms: 4.5}]}\n",
+                 "7:57: stages[0].service.table[1].ms: ",
+                 "must not decrease as the batch grows, got 4.5 after 5");
+}
+
+Test(scenario, table_time_zero)
+{
+    expect_error(GPU_STAGE
+                 "    service: {table: [{batch: 1, ms: 0}]}\n",
+                 "7:38: stages[0].service.table[0].ms: ", "must be > 0, got 0");
+}
+
+Test(scenario, table_time_infinite)
+{
+    expect_error(GPU_STAGE
+                 "    service: {table: [{batch: 1, ms: .inf}]}\n",
+                 "7:38: stages[0].service.table[0].ms: ", "must be finite");
+}
+
+Test(scenario, table_point_missing_ms)
+{
+    expect_error(GPU_STAGE
+                 "    service: {table: [{batch: 1}]}\n",
+                 "7:23: stages[0].service.table[0]: ", "missing required key 'ms'");
+}
+
+Test(scenario, table_empty)
+{
+    expect_error(GPU_STAGE
+                 "    service: {table: []}\n",
+                 "7:22: stages[0].service.table: ", "must hold 1 to 32 points, got 0");
+}
+
+Test(scenario, table_too_long)
+{
+    char yaml[2048];
+    size_t o = (size_t)snprintf(yaml, sizeof yaml, "%s    service: {table: [", GPU_STAGE);
+    for (int b = 1; b <= 33; b++)
+        o += (size_t)snprintf(yaml + o, sizeof yaml - o, "%s{batch: %d, ms: %d}",
+                              b > 1 ? ", " : "", b, b);
+    snprintf(yaml + o, sizeof yaml - o, "]}\n");
+    expect_error(yaml, "7:22: stages[0].service.table: ", "must hold 1 to 32 points, got 33");
+}
+
+Test(scenario, max_batch_beyond_table)
+{
+    expect_error(GPU_STAGE
+                 "    max_batch: 16\n"
+                 "    service: {table: [{batch: 1, ms: 6.1}, {batch: 8, ms: 14.9}]}\n",
+                 "7:16: stages[0].max_batch: ",
+                 "max_batch 16 is beyond the service table (last batch 8)");
+}
+
+Test(scenario, table_mixed_with_distribution_keys)
+{
+    expect_error(GPU_STAGE
+                 "    service: {table: [{batch: 1, ms: 5}], dist: constant}\n",
+                 "7:43: stages[0].service.dist: ", "does not apply with a service table");
+}
+
+Test(scenario, jitter_without_table)
+{
+    expect_error(GPU_STAGE
+                 "    service: {dist: constant, ms: 5, jitter: {dist: gamma, cv: 0.1}}\n",
+                 "7:38: stages[0].service.jitter: ", "jitter applies only with a service table");
+}
+
+Test(scenario, jitter_mean_not_one)
+{
+    expect_error(GPU_STAGE
+                 "    service: {table: [{batch: 1, ms: 5}], jitter: {dist: uniform, min_ms: 1, max_ms: 1.4}}\n",
+                 "7:51: stages[0].service.jitter: ",
+                 "jitter must have mean 1 (it multiplies the table time), got 1.2");
+}
+
+Test(scenario, jitter_zero_cv)
+{
+    expect_error(GPU_STAGE
+                 "    service: {table: [{batch: 1, ms: 5}], jitter: {dist: lognormal, cv: 0}}\n",
+                 "7:73: stages[0].service.jitter.cv: ", "must be > 0, got 0");
+}
+
+Test(scenario, jitter_cv_on_other_distribution)
+{
+    expect_error(GPU_STAGE
+                 "    service: {table: [{batch: 1, ms: 5}], jitter: {dist: exponential, cv: 0.1}}\n",
+                 "7:71: stages[0].service.jitter.cv: ", "applies only to dist: lognormal or gamma");
+}
+
+Test(scenario, jitter_cv_with_mean)
+{
+    expect_error(GPU_STAGE
+                 "    service: {table: [{batch: 1, ms: 5}], jitter: {dist: gamma, cv: 0.1, mean_ms: 1}}\n",
+                 "7:74: stages[0].service.jitter.mean_ms: ", "does not apply with cv");
+}
+
+/* -- keep -- */
+
+Test(scenario, keep_ratio_and_every)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    keep: {ratio: 0.5, every: 2}\n",
+                 "7:31: stages[0].keep.every: ", "give either ratio or every, not both");
+}
+
+Test(scenario, keep_ratio_above_one)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    keep: {ratio: 1.5}\n",
+                 "7:19: stages[0].keep.ratio: ", "must be <= 1, got 1.5");
+}
+
+Test(scenario, keep_ratio_zero)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    keep: {ratio: 0}\n",
+                 "7:19: stages[0].keep.ratio: ", "must be > 0, got 0");
+}
+
+Test(scenario, keep_every_zero)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    keep: {every: 0}\n",
+                 "7:19: stages[0].keep.every: ", "must be >= 1, got 0");
+}
+
+Test(scenario, keep_empty)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    keep: {}\n",
+                 "7:11: stages[0].keep: ", "give ratio");
+}
+
+Test(scenario, keep_typo)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    keep: {ration: 0.5}\n",
+                 "7:12: stages[0].keep.ration: ", "did you mean 'ratio'?");
+}
+
+/* -- cluster and pools -- */
+
+Test(scenario, cluster_missing_gpus)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: a, service: {dist: constant, ms: 1}}]\n"
+                 "cluster: {gpu_type: h100}\n",
+                 "4:10: cluster: ", "missing required key 'gpus'");
+}
+
+Test(scenario, cluster_zero_gpus)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: a, service: {dist: constant, ms: 1}}]\n"
+                 "cluster: {gpus: 0}\n",
+                 "4:17: cluster.gpus: ", "must be >= 1, got 0");
+}
+
+Test(scenario, cluster_unknown_placement)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: a, service: {dist: constant, ms: 1}}]\n"
+                 "cluster: {gpus: 2, placement: round_robin}\n",
+                 "4:31: cluster.placement: ", "valid values: hash, least_loaded");
+}
+
+Test(scenario, cluster_unknown_policy)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: a, service: {dist: constant, ms: 1}}]\n"
+                 "cluster: {gpus: 2, gpu_policy: fifi}\n",
+                 "4:32: cluster.gpu_policy: ", "did you mean 'fifo'? (valid: priority, fifo)");
+}
+
+Test(scenario, cluster_gpu_type_too_long)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: a, service: {dist: constant, ms: 1}}]\n"
+                 "cluster: {gpus: 2, gpu_type: abcdefghijklmnopqrstuvwxyz012345}\n",
+                 "4:30: cluster.gpu_type: ", "must be 1 to 31 characters");
+}
+
+Test(scenario, cluster_negative_price)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: a, service: {dist: constant, ms: 1}}]\n"
+                 "cluster: {gpus: 2, gpu_hour_usd: -2}\n",
+                 "4:34: cluster.gpu_hour_usd: ", "must be >= 0, got -2");
+}
+
+Test(scenario, cluster_typo)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: a, service: {dist: constant, ms: 1}}]\n"
+                 "cluster: {gpus: 2, gpu_polcy: fifo}\n",
+                 "4:20: cluster.gpu_polcy: ", "did you mean 'gpu_policy'?");
+}
+
+/* Two GPU stages (enc, llm) and a workers stage (dec), written after a
+ * cluster whose pools are given on lines 6 and 7 ("    NAME: {" ...). */
+#define POOLS(vision, llm)                                             \
+    "duration_s: 10\n"                                                 \
+    "workload: {arrival: poisson, rate_hz: 1}\n"                       \
+    "cluster:\n"                                                       \
+    "  gpus: 4\n"                                                      \
+    "  pools:\n"                                                       \
+    "    vision: " vision "\n"                                         \
+    "    llm: " llm "\n"                                               \
+    "stages:\n"                                                        \
+    "  - {name: dec, service: {dist: constant, ms: 1}}\n"              \
+    "  - {name: encode, on: gpu, service: {dist: constant, ms: 1}}\n"  \
+    "  - {name: llm, on: gpu, service: {dist: constant, ms: 1}}\n"
+
+Test(scenario, pools_load)
+{
+    scenario_cfg c;
+    expect_ok(POOLS("{gpus: 1, stages: [encode]}", "{gpus: 3, stages: [llm]}"), &c);
+    cr_assert_eq(c.cluster.npools, 2);
+    cr_expect_eq(c.cluster.pools[0].first, 0);
+    cr_expect_eq(c.cluster.pools[0].stage_mask, 1u << 1);
+    cr_expect_eq(c.cluster.pools[1].first, 1);
+    cr_expect_eq(c.cluster.pools[1].gpus, 3);
+    cr_expect_eq(c.cluster.pools[1].stage_mask, 1u << 2);
+    cfg_free(&c);
+}
+
+Test(scenario, pools_do_not_sum_to_cluster)
+{
+    expect_error(POOLS("{gpus: 2, stages: [encode]}", "{gpus: 1, stages: [llm]}"),
+                 "6:5: cluster.pools: ", "the pools hold 3 GPUs in all, but cluster.gpus is 4");
+}
+
+Test(scenario, pool_unknown_stage)
+{
+    expect_error(POOLS("{gpus: 2, stages: [encod]}", "{gpus: 2, stages: [llm]}"),
+                 "6:32: cluster.pools.vision.stages[0]: ",
+                 "unknown stage \"encod\"; did you mean 'encode'?");
+}
+
+Test(scenario, pool_holds_workers_stage)
+{
+    expect_error(POOLS("{gpus: 2, stages: [encode, dec]}", "{gpus: 2, stages: [llm]}"),
+                 "6:40: cluster.pools.vision.stages[1]: ",
+                 "stage \"dec\" runs on workers; only on: gpu stages go in pools");
+}
+
+Test(scenario, pool_lists_stage_twice)
+{
+    expect_error(POOLS("{gpus: 2, stages: [encode, encode]}", "{gpus: 2, stages: [llm]}"),
+                 "6:40: cluster.pools.vision.stages[1]: ", "listed twice in this pool");
+}
+
+Test(scenario, gpu_stage_in_no_pool)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "cluster: {gpus: 4, pools: {vision: {gpus: 4, stages: [encode]}}}\n"
+                 "stages:\n"
+                 "  - {name: encode, on: gpu, service: {dist: constant, ms: 1}}\n"
+                 "  - name: llm\n"
+                 "    on: gpu\n"
+                 "    service: {dist: constant, ms: 1}\n",
+                 "6:5: stages[1]: ", "is in no pool of cluster.pools");
+}
+
+Test(scenario, gpu_stage_in_two_pools)
+{
+    expect_error(POOLS("{gpus: 2, stages: [encode, llm]}", "{gpus: 2, stages: [llm]}"),
+                 "11:5: stages[2]: ", "is in pools 'vision' and 'llm'; a gpu stage must be in "
+                 "exactly one pool");
+}
+
+Test(scenario, pool_zero_gpus)
+{
+    expect_error(POOLS("{gpus: 0, stages: [encode]}", "{gpus: 4, stages: [llm]}"),
+                 "6:20: cluster.pools.vision.gpus: ", "must be >= 1, got 0");
+}
+
+Test(scenario, pool_without_stages)
+{
+    expect_error(POOLS("{gpus: 2, stages: []}", "{gpus: 2, stages: [llm]}"),
+                 "6:31: cluster.pools.vision.stages: ", "at least one stage");
+}
+
+Test(scenario, pool_bad_name)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: e, on: gpu, service: {dist: constant, ms: 1}}]\n"
+                 "cluster: {gpus: 2, pools: {bad name: {gpus: 2, stages: [e]}}}\n",
+                 "4:28: cluster.pools.bad name: ",
+                 "must be 1 to 63 characters of [A-Za-z0-9_-], got \"bad name\"");
+}
+
+Test(scenario, duplicate_pool_name)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: e, on: gpu, service: {dist: constant, ms: 1}}]\n"
+                 "cluster: {gpus: 2, pools: {p: {gpus: 1, stages: [e]}, p: {gpus: 1, stages: [e]}}}\n",
+                 "4:55: cluster.pools.p: ", "duplicate pool name (first given at line 4)");
+}
+
+Test(scenario, too_many_pools)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: e, on: gpu, service: {dist: constant, ms: 1}}]\n"
+                 "cluster: {gpus: 9, pools: {a: {}, b: {}, c: {}, d: {}, e: {}, f: {}, g: {},"
+                 " h: {}, i: {}}}\n",
+                 "4:27: cluster.pools: ", "at most 8 pools, got 9");
+}
+
+/* -- frame deadline and SLA -- */
+
+Test(scenario, zero_frame_deadline)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: a, service: {dist: constant, ms: 1}}]\n"
+                 "frame_deadline_ms: 0\n",
+                 "4:20: frame_deadline_ms: ", "must be > 0, got 0");
+}
+
+Test(scenario, sla_unknown_stage)
+{
+    expect_error(SLA_HEAD
+                 "  - {metric: encod, percentile: 95, ms: 100}\n",
+                 "5:14: sla[0].metric: ", "did you mean 'encode'? (valid: frame, encode)");
+}
+
+Test(scenario, sla_unknown_metric_lists_valid)
+{
+    expect_error(SLA_HEAD
+                 "  - {metric: frame, percentile: 95, ms: 100}\n"
+                 "  - {metric: latency, percentile: 95, ms: 100}\n",
+                 "6:14: sla[1].metric: ", "valid values: frame, encode");
+}
+
+Test(scenario, sla_bad_percentile)
+{
+    expect_error(SLA_HEAD
+                 "  - {metric: frame, percentile: 97, ms: 100}\n",
+                 "5:33: sla[0].percentile: ", "must be one of 50, 90, 95, 99, 99.9, got 97");
+}
+
+Test(scenario, sla_zero_ms)
+{
+    expect_error(SLA_HEAD
+                 "  - {metric: frame, percentile: 99.9, ms: 0}\n",
+                 "5:43: sla[0].ms: ", "must be > 0, got 0");
+}
+
+Test(scenario, sla_missing_percentile)
+{
+    expect_error(SLA_HEAD
+                 "  - {metric: frame, ms: 100}\n",
+                 "5:5: sla[0]: ", "missing required key 'percentile'");
+}
+
+Test(scenario, sla_not_a_list)
+{
+    expect_error(SLA_HEAD
+                 "  metric: frame\n",
+                 "5:3: sla: ", "expected a list of SLA lines");
+}
+
+Test(scenario, sla_too_many_lines)
+{
+    char yaml[2048];
+    size_t o = (size_t)snprintf(yaml, sizeof yaml, SLA_HEAD);
+    for (int i = 0; i < 17; i++)
+        o += (size_t)snprintf(yaml + o, sizeof yaml - o, "  - {metric: frame, percentile: 99, ms: 100}\n");
+    expect_error(yaml, "5:3: sla: ", "at most 16 SLA lines, got 17");
+}

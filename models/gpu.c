@@ -1,0 +1,315 @@
+/* gpu.c — stages that run on the cluster's GPUs: placement and dynamic
+ * batching.
+ *
+ * Every GPU stage keeps one FIFO queue per GPU. A frame goes to the GPU its
+ * stream is placed on (within the stage's pool): by a hash of the session
+ * id, sticky for the whole session (seed 004 §3), or least loaded — for
+ * periodic streams the GPU with the fewest streams when the stream starts
+ * (so round robin), for Poisson arrivals (each its own session) the GPU with
+ * the fewest frames waiting at that stage.
+ *
+ * A GPU runs one batch at a time. When it is free it looks at its stages'
+ * queues in policy order — `priority` (higher first; ties: the later stage,
+ * which finishes work already in the system) or `fifo` (the queue whose
+ * head frame entered the system first) — and starts the first queue that is
+ * ready: it holds max_batch frames, or its head has waited batch_timeout_ms.
+ * A queue that is not ready does not block the others. The batch takes the
+ * head min(n, max_batch) frames (stale frames are dropped first); its time
+ * comes from the stage's table (interpolated linearly in the batch size) or
+ * its distribution, times a jitter draw; all its frames finish together.
+ * When nothing is ready the GPU sleeps until the earliest head reaches its
+ * batch timeout (a GPU_WAKE event) or a new frame fills a batch.
+ * This file must never print; it shares pipe_int.h with pipeline.c only. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include "models/pipe_int.h"
+
+/* ---- set-up -------------------------------------------------------------- */
+
+/* Insertion sort of the stage list into policy order (a handful of stages). */
+static void order_stages(const scenario_cfg *c, int *v, int n)
+{
+    for (int a = 1; a < n; a++) {
+        int x = v[a], b = a - 1;
+        while (b >= 0) {
+            const stage_cfg *sx = &c->stages[x], *sb = &c->stages[v[b]];
+            int before = sx->priority > sb->priority || (sx->priority == sb->priority && x > v[b]);
+            if (!before)
+                break;
+            v[b + 1] = v[b];
+            b--;
+        }
+        v[b + 1] = x;
+    }
+}
+
+int gpu_setup(pipe_t *p)
+{
+    const scenario_cfg *c = p->cfg;
+    p->ngpus = c->cluster.gpus;
+    if (p->ngpus <= 0)
+        return 0;
+    p->gpu = calloc((size_t)p->ngpus, sizeof *p->gpu);
+    if (!p->gpu)
+        return -1;
+    int maxb = 1;
+    for (int s = 0; s < c->nstages; s++) {
+        station_t *stn = &p->stn[s];
+        if (stn->cfg->on != RES_GPU)
+            continue;
+        if (stn->cfg->max_batch > maxb)
+            maxb = stn->cfg->max_batch;
+        stn->pool_first = 0;
+        stn->pool_n = p->ngpus;
+        for (int k = 0; k < c->cluster.npools; k++)
+            if (c->cluster.pools[k].stage_mask >> s & 1) {
+                stn->pool_first = c->cluster.pools[k].first;
+                stn->pool_n = c->cluster.pools[k].gpus;
+            }
+        stn->gq = calloc((size_t)p->ngpus, sizeof *stn->gq);
+        if (!stn->gq)
+            return -1;
+    }
+    for (int g = 0; g < p->ngpus; g++) {
+        gpu_t *gp = &p->gpu[g];
+        gp->wake_at = INFINITY;
+        gp->batch = malloc((size_t)maxb * sizeof *gp->batch);
+        gp->order = malloc((size_t)c->nstages * sizeof *gp->order);
+        if (!gp->batch || !gp->order)
+            return -1;
+        for (int s = 0; s < c->nstages; s++) {
+            const station_t *stn = &p->stn[s];
+            if (stn->cfg->on == RES_GPU && g >= stn->pool_first && g < stn->pool_first + stn->pool_n)
+                gp->order[gp->norder++] = s;
+        }
+        order_stages(c, gp->order, gp->norder);
+    }
+    if (c->workload.arrival == ARRIVAL_PERIODIC) {
+        p->stream_gpu = calloc((size_t)c->workload.streams, sizeof *p->stream_gpu);
+        if (!p->stream_gpu)
+            return -1;
+    }
+    return 0;
+}
+
+void gpu_free(pipe_t *p)
+{
+    if (p->stn)
+        for (int s = 0; s < p->cfg->nstages; s++)
+            if (p->stn[s].gq) {
+                for (int g = 0; g < p->ngpus; g++)
+                    free(p->stn[s].gq[g].buf);
+                free(p->stn[s].gq);
+            }
+    if (p->gpu)
+        for (int g = 0; g < p->ngpus; g++) {
+            free(p->gpu[g].batch);
+            free(p->gpu[g].order);
+        }
+    free(p->gpu);
+    free(p->stream_gpu);
+    p->gpu = NULL;
+    p->stream_gpu = NULL;
+}
+
+/* ---- placement ------------------------------------------------------------ */
+
+static uint64_t session_hash(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+/* The GPU (absolute index) for item i at GPU stage s. */
+static int place(pipe_t *p, const station_t *stn, uint32_t i)
+{
+    const scenario_cfg *c = p->cfg;
+    uint32_t stream = p->items[i].stream;
+    int n = stn->pool_n;
+    if (c->cluster.placement == PLACE_HASH)
+        return stn->pool_first + (int)(session_hash(stream) % (uint64_t)n);
+    if (c->workload.arrival == ARRIVAL_PERIODIC)
+        return stn->pool_first + (int)(stream % (uint32_t)n);   /* fewest streams at start */
+    int best = stn->pool_first;                                 /* fewest frames waiting */
+    for (int g = stn->pool_first + 1; g < stn->pool_first + n; g++)
+        if (stn->gq[g].n < stn->gq[best].n)
+            best = g;
+    return best;
+}
+
+/* ---- batching --------------------------------------------------------------- */
+
+/* Service time of a batch of k at stage s: the table interpolated at k (or a
+ * draw of the stage's distribution), times a jitter draw. */
+static double batch_time(const station_t *stn, int k)
+{
+    const stage_cfg *c = stn->cfg;
+    double ms = c->has_table ? cfg_table_ms(&c->table, k) : dist_sample(&c->service, stn->rng);
+    if (c->has_jitter)
+        ms *= dist_sample(&c->jitter, stn->rng);
+    return ms;
+}
+
+/* Drop the stale frames at the head of queue q of stage s. */
+static void purge(pipe_t *p, station_t *stn, fifo_t *q, double now)
+{
+    size_t before = stn->waiting;
+    while (q->n > 0 && pipe_is_stale(p, stn, q->buf[q->head], now)) {
+        uint32_t i = pipe_fifo_pop(q);
+        stn->waiting--;
+        stn->st->drop_timeout++;
+        pipe_drop(p, i);
+    }
+    if (stn->waiting != before)
+        tw_set(&stn->qlen, now, (double)stn->waiting);
+}
+
+static void start_batch(pipe_t *p, int g, int s, double now)
+{
+    gpu_t *gp = &p->gpu[g];
+    station_t *stn = &p->stn[s];
+    fifo_t *q = &stn->gq[g];
+    int k = (int)(q->n < (size_t)stn->cfg->max_batch ? q->n : (size_t)stn->cfg->max_batch);
+    double ms = batch_time(stn, k);
+    for (int j = 0; j < k; j++) {
+        uint32_t i = pipe_fifo_pop(q);
+        p->items[i].t_start = now;
+        p->items[i].svc = ms;
+        gp->batch[j] = i;
+    }
+    stn->waiting -= (size_t)k;
+    tw_set(&stn->qlen, now, (double)stn->waiting);
+    stn->st->batches++;
+    stn->st->batch_counts[k]++;
+    gp->busy = 1;
+    gp->stage = s;
+    gp->nbatch = k;
+    gp->t_start = now;
+    tw_set(&gp->busy_tw, now, 1.0);
+    if (ev_push(&p->evq, now + ms, EV_GPU_DONE, (uint32_t)g, 0) != 0)
+        pipe_fail(p, "out of memory growing the event list");
+}
+
+/* GPU g may be free: start the first ready batch, or sleep until one is. */
+static void kick(pipe_t *p, int g, double now)
+{
+    gpu_t *gp = &p->gpu[g];
+    if (gp->busy)
+        return;
+    int best = -1;
+    double best_t = INFINITY, earliest = INFINITY;
+    for (int k = 0; k < gp->norder; k++) {
+        int s = gp->order[k];
+        station_t *stn = &p->stn[s];
+        fifo_t *q = &stn->gq[g];
+        purge(p, stn, q, now);
+        if (q->n == 0)
+            continue;
+        const item_t *head = &p->items[q->buf[q->head]];
+        double ready_at = head->t_enq + stn->cfg->batch_timeout_ms;
+        if (q->n < (size_t)stn->cfg->max_batch && now < ready_at) {
+            if (ready_at < earliest)
+                earliest = ready_at;
+            continue;
+        }
+        if (p->cfg->cluster.policy == GPU_PRIORITY) {
+            best = s;
+            break;
+        }
+        if (head->t_sys < best_t) {          /* fifo: the oldest frame first */
+            best_t = head->t_sys;
+            best = s;
+        }
+    }
+    if (best >= 0) {
+        start_batch(p, g, best, now);
+    } else if (earliest < gp->wake_at) {
+        gp->wake_at = earliest;
+        if (ev_push(&p->evq, earliest, EV_GPU_WAKE, (uint32_t)g, 0) != 0)
+            pipe_fail(p, "out of memory growing the event list");
+    }
+}
+
+void gpu_enter(pipe_t *p, int s, uint32_t i, double now)
+{
+    station_t *stn = &p->stn[s];
+    int g = place(p, stn, i);
+    fifo_t *q = &stn->gq[g];
+    if (stn->cfg->capacity >= 0 && q->n >= (size_t)stn->cfg->capacity) {
+        int keep_new;
+        pipe_queue_full(p, stn, q, i, &keep_new);
+        if (!keep_new) {
+            tw_set(&stn->qlen, now, (double)stn->waiting);
+            return;
+        }
+    }
+    if (pipe_fifo_push(q, i) != 0) {
+        pipe_fail(p, "out of memory growing a GPU queue");
+        return;
+    }
+    stn->waiting++;
+    tw_set(&stn->qlen, now, (double)stn->waiting);
+    kick(p, g, now);
+}
+
+void gpu_done(pipe_t *p, int g, double now)
+{
+    gpu_t *gp = &p->gpu[g];
+    int s = gp->stage;
+    double from = gp->t_start > p->t_reset ? gp->t_start : p->t_reset;
+    p->out->gpu[g].busy_ms[s] += now - from;
+    /* Keep the GPU marked busy while the batch's frames move on, so that the
+     * first of them cannot start a batch of one on this GPU before the rest
+     * have arrived: all frames of a batch finish at the same instant. */
+    for (int j = 0; j < gp->nbatch && !p->failed; j++)
+        pipe_finish(p, s, gp->batch[j], now);
+    gp->busy = 0;
+    gp->nbatch = 0;
+    tw_set(&gp->busy_tw, now, 0.0);
+    kick(p, g, now);
+}
+
+void gpu_wake(pipe_t *p, int g, double t)
+{
+    gpu_t *gp = &p->gpu[g];
+    if (t >= gp->wake_at)
+        gp->wake_at = INFINITY;
+    kick(p, g, t);
+}
+
+/* ---- statistics -------------------------------------------------------------- */
+
+void gpu_reset(pipe_t *p, double now)
+{
+    for (int g = 0; g < p->ngpus; g++) {
+        tw_reset(&p->gpu[g].busy_tw, now);
+        memset(p->out->gpu[g].busy_ms, 0, (size_t)p->cfg->nstages * sizeof(double));
+    }
+}
+
+/* At the end of the window: GPU utilization, the running batches' time so
+ * far, and each GPU stage's share of its pool. */
+void gpu_close(pipe_t *p, double t_end)
+{
+    double window = p->out->window_ms;
+    for (int g = 0; g < p->ngpus; g++) {
+        gpu_t *gp = &p->gpu[g];
+        if (gp->busy) {
+            double from = gp->t_start > p->t_reset ? gp->t_start : p->t_reset;
+            p->out->gpu[g].busy_ms[gp->stage] += t_end - from;
+        }
+        p->out->gpu[g].utilization = tw_mean(&gp->busy_tw, t_end);
+    }
+    for (int s = 0; s < p->cfg->nstages; s++) {
+        station_t *stn = &p->stn[s];
+        if (stn->cfg->on != RES_GPU)
+            continue;
+        double busy = 0;
+        for (int g = stn->pool_first; g < stn->pool_first + stn->pool_n; g++)
+            busy += p->out->gpu[g].busy_ms[s];
+        stn->st->utilization = window > 0 ? busy / (window * stn->pool_n) : 0.0;
+    }
+}

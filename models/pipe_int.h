@@ -1,0 +1,98 @@
+/* pipe_int.h — the run-time state of one replication, shared by
+ * pipeline.c (workload, worker stages, the event loop) and gpu.c (placement
+ * and batching on the GPUs). Not part of any public interface: nothing
+ * outside those two files may include it. */
+#ifndef VL_PIPE_INT_H
+#define VL_PIPE_INT_H
+
+#include <stdint.h>
+#include "models/pipeline.h"
+#include "sim/ev.h"
+#include "sim/tw.h"
+
+enum { EV_ARRIVE, EV_DEPART, EV_GPU_DONE, EV_GPU_WAKE, EV_WARMUP, EV_END };
+#define NO_ITEM UINT32_MAX
+
+typedef struct {
+    double t_sys;      /* arrival at the first stage */
+    double t_enq;      /* arrival at the current stage */
+    double t_start;    /* start of service at the current stage */
+    double svc;        /* service time at the current stage (the batch's, on a GPU) */
+    uint64_t seq;      /* frame number within its stream */
+    uint32_t stream;   /* the stream (session) it belongs to */
+    uint32_t next;     /* free-list link */
+} item_t;
+
+typedef struct {       /* ring buffer of waiting item indices */
+    uint32_t *buf;
+    size_t head, n, cap;   /* cap is a power of two */
+} fifo_t;
+
+typedef struct {
+    const stage_cfg *cfg;
+    stage_stats *st;
+    gsl_rng *rng;          /* service times */
+    gsl_rng *keep_rng;     /* KEEP_RATIO decisions */
+    fifo_t q;              /* workers: the queue */
+    fifo_t *gq;            /* GPU: one queue per GPU */
+    int busy;              /* workers: servers busy */
+    size_t waiting;        /* items waiting (all queues of the stage) */
+    int pool_first, pool_n;/* GPU: the GPUs this stage may use */
+    tw_t qlen, busy_tw;
+} station_t;
+
+typedef struct {
+    int busy;
+    int stage;             /* stage of the running batch */
+    uint32_t *batch;       /* its items */
+    int nbatch;
+    double t_start;        /* when the running batch started */
+    double wake_at;        /* the pending wake-up, or INFINITY */
+    int *order;            /* GPU stages that may run here, in policy order */
+    int norder;
+    tw_t busy_tw;
+    uint64_t streams;      /* streams placed here (least_loaded) */
+} gpu_t;
+
+typedef struct {
+    const scenario_cfg *cfg;
+    rep_stats *out;
+    ev_queue evq;
+    station_t *stn;
+    gpu_t *gpu;
+    int ngpus;
+    uint32_t *stream_gpu;        /* periodic: the GPU index within each stage's pool
+                                    (before adding pool_first), per stream */
+    item_t *items;
+    uint32_t nitems, cap_items, free_head, in_flight;
+    gsl_rng *arr_rng;
+    uint64_t *frame_no;          /* periodic: next frame number per stream */
+    double *phase;               /* periodic: phase per stream (ms) */
+    double period_ms, interarrival_ms;
+    uint64_t poisson_seq;        /* poisson: arrivals so far (each its own session) */
+    double t_reset;              /* start of the measured window */
+    mser_t *pilot;
+    char *err;
+    size_t errlen;
+    int failed;
+} pipe_t;
+
+/* pipeline.c */
+int pipe_fifo_push(fifo_t *q, uint32_t v);
+uint32_t pipe_fifo_pop(fifo_t *q);
+void pipe_drop(pipe_t *p, uint32_t i);
+int pipe_is_stale(const pipe_t *p, const station_t *stn, uint32_t i, double now);
+void pipe_finish(pipe_t *p, int s, uint32_t i, double now);
+void pipe_fail(pipe_t *p, const char *what);
+void pipe_queue_full(pipe_t *p, station_t *stn, fifo_t *q, uint32_t i, int *keep_new);
+
+/* gpu.c */
+int gpu_setup(pipe_t *p);
+void gpu_free(pipe_t *p);
+void gpu_enter(pipe_t *p, int s, uint32_t i, double now);
+void gpu_done(pipe_t *p, int g, double now);
+void gpu_wake(pipe_t *p, int g, double t);
+void gpu_reset(pipe_t *p, double now);
+void gpu_close(pipe_t *p, double t_end);
+
+#endif

@@ -60,6 +60,8 @@ void cfg_stage_defaults(stage_cfg *s, const char *name)
     for (size_t k = 0; k < sizeof canon / sizeof canon[0]; k++)
         if (strcmp(name, canon[k].name) == 0)
             s->priority = canon[k].priority;
+    s->path = strcmp(name, "llm_decode") == 0 || strcmp(name, "response") == 0
+            ? PATH_RESPONSE : PATH_FRAME;
 }
 
 double cfg_table_ms(const batch_table *t, double k)

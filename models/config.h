@@ -19,6 +19,8 @@ typedef enum { PHASE_RANDOM, PHASE_ALIGNED } phase_kind;
 
 typedef struct {
     arrival_kind arrival;
+    double queries_per_min;  /* periodic: user queries per stream per minute (Poisson), >= 0 */
+    double proactive_per_min;/* periodic: proactive triggers per stream per minute, >= 0 */
     double rate_hz;          /* poisson: total arrival rate (Hz, > 0) */
     int streams;             /* periodic: number of independent sources (>= 1) */
     double fps;              /* periodic: frames per second per stream (> 0) */
@@ -46,8 +48,35 @@ typedef struct {
  * are counted as sampled_out, not as drops. */
 typedef enum { KEEP_ALL, KEEP_RATIO, KEEP_EVERY } keep_kind;
 
+/* Jitter sources (seed 000 §1), each optional on any stage. */
+typedef struct {              /* network capture: a lost frame is resent after an RTT */
+    double loss;              /* probability that a transmission is lost, [0, 1) (0: off) */
+    double rtt_ms;            /* delay added per retransmission, > 0 */
+    int max_retries;          /* at most this many retransmissions, >= 1 */
+} retransmit_cfg;
+
+typedef struct {              /* video decode: group of pictures */
+    int length;               /* GOP length in frames; frame 0 of each GOP is an I-frame (0: off) */
+    double i_factor;          /* an I-frame's service time is this many times a P-frame's, >= 1 */
+    int b_frames;             /* B-frames between references: positions k % (b+1) != 0 are B */
+    double reorder_ms;        /* a B-frame is held this long after decoding (waits for its
+                                 future reference), without occupying a decoder */
+} gop_cfg;
+
+typedef struct {              /* LLM prefill: a prefix-cache miss re-prefills the context */
+    double prob;              /* probability per frame, [0, 1] (0: off) */
+    double ms_per_token;      /* re-prefill cost per context token, > 0 */
+    double context_tokens;    /* context length re-prefilled on a miss, > 0 */
+} cache_miss_cfg;
+
+/* Which items a stage serves: frames (capture -> ... -> llm_prefill) or the
+ * response path that a query or a proactive trigger starts (llm_decode ->
+ * response). Each path runs through its stages in the order written. */
+typedef enum { PATH_FRAME, PATH_RESPONSE } path_kind;
+
 typedef struct {
     char name[CFG_NAME_MAX];
+    path_kind path;          /* default by name: llm_decode and response are PATH_RESPONSE */
     resource_kind on;        /* RES_WORKERS (default) or RES_GPU */
     int servers;             /* workers: >= 1 (ignored on GPU stages) */
     dist_t service;          /* workers: per item; GPU without a table: per batch */
@@ -62,8 +91,15 @@ typedef struct {
     batch_table table;
     bool has_jitter;         /* multiply each batch time by a draw of `jitter` (mean 1) */
     dist_t jitter;
+    int response_tokens;     /* > 0: a continuous-batching decode stage (GPU): each item
+                                needs this many iterations; an iteration runs every active
+                                sequence once and takes table(active) ms */
     int priority;            /* gpu_policy priority: higher first; default by canonical
                                 name: llm_decode 4, llm_prefill 3, reduce 2, encode 1, else 0 */
+    /* jitter sources */
+    retransmit_cfg retransmit;
+    gop_cfg gop;
+    cache_miss_cfg cache_miss;
     /* sampling */
     keep_kind keep;
     double keep_ratio;       /* KEEP_RATIO: probability a frame is kept, (0, 1] */

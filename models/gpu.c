@@ -19,6 +19,14 @@
  * its distribution, times a jitter draw; all its frames finish together.
  * When nothing is ready the GPU sleeps until the earliest head reaches its
  * batch timeout (a GPU_WAKE event) or a new frame fills a batch.
+ *
+ * A decode stage (response_tokens > 0) batches continuously, as vLLM and
+ * Orca do: each GPU keeps a set of active sequences; an iteration first
+ * admits waiting sequences up to max_batch, then generates one token for
+ * every active sequence in table(active) ms; a sequence leaves after
+ * response_tokens iterations. The stage is ready whenever sequences are
+ * active (or, when none are, by the usual rule on its queue); its batch
+ * sizes are the iteration sizes.
  * This file must never print; it shares pipe_int.h with pipeline.c only. */
 #include <math.h>
 #include <stdlib.h>
@@ -70,6 +78,8 @@ int gpu_setup(pipe_t *p)
         stn->gq = calloc((size_t)p->ngpus, sizeof *stn->gq);
         if (!stn->gq)
             return -1;
+        if (stn->cfg->response_tokens > 0 && !(stn->active = calloc((size_t)p->ngpus, sizeof *stn->active)))
+            return -1;
     }
     for (int g = 0; g < p->ngpus; g++) {
         gpu_t *gp = &p->gpu[g];
@@ -98,9 +108,13 @@ void gpu_free(pipe_t *p)
     if (p->stn)
         for (int s = 0; s < p->cfg->nstages; s++)
             if (p->stn[s].gq) {
-                for (int g = 0; g < p->ngpus; g++)
+                for (int g = 0; g < p->ngpus; g++) {
                     free(p->stn[s].gq[g].buf);
+                    if (p->stn[s].active)
+                        free(p->stn[s].active[g].buf);
+                }
                 free(p->stn[s].gq);
+                free(p->stn[s].active);
             }
     if (p->gpu)
         for (int g = 0; g < p->ngpus; g++) {
@@ -167,21 +181,11 @@ static void purge(pipe_t *p, station_t *stn, fifo_t *q, double now)
         tw_set(&stn->qlen, now, (double)stn->waiting);
 }
 
-static void start_batch(pipe_t *p, int g, int s, double now)
+/* Mark GPU g busy with a batch of k at stage s for ms. */
+static void run_batch(pipe_t *p, int g, int s, int k, double ms, double now)
 {
     gpu_t *gp = &p->gpu[g];
     station_t *stn = &p->stn[s];
-    fifo_t *q = &stn->gq[g];
-    int k = (int)(q->n < (size_t)stn->cfg->max_batch ? q->n : (size_t)stn->cfg->max_batch);
-    double ms = batch_time(stn, k);
-    for (int j = 0; j < k; j++) {
-        uint32_t i = pipe_fifo_pop(q);
-        p->items[i].t_start = now;
-        p->items[i].svc = ms;
-        gp->batch[j] = i;
-    }
-    stn->waiting -= (size_t)k;
-    tw_set(&stn->qlen, now, (double)stn->waiting);
     stn->st->batches++;
     stn->st->batch_counts[k]++;
     gp->busy = 1;
@@ -191,6 +195,73 @@ static void start_batch(pipe_t *p, int g, int s, double now)
     tw_set(&gp->busy_tw, now, 1.0);
     if (ev_push(&p->evq, now + ms, EV_GPU_DONE, (uint32_t)g, 0) != 0)
         pipe_fail(p, "out of memory growing the event list");
+}
+
+/* A decode iteration: admit waiting sequences, then one token for each. */
+static void start_iteration(pipe_t *p, int g, int s, double now)
+{
+    station_t *stn = &p->stn[s];
+    fifo_t *q = &stn->gq[g], *act = &stn->active[g];
+    size_t before = stn->waiting;
+    while (q->n > 0 && act->n < (size_t)stn->cfg->max_batch) {
+        uint32_t i = pipe_fifo_pop(q);
+        stn->waiting--;
+        p->items[i].t_start = now;
+        p->items[i].left = (uint32_t)stn->cfg->response_tokens;
+        if (pipe_fifo_push(act, i) != 0) {
+            pipe_fail(p, "out of memory growing a decode batch");
+            return;
+        }
+    }
+    if (stn->waiting != before)
+        tw_set(&stn->qlen, now, (double)stn->waiting);
+    int k = (int)act->n;
+    run_batch(p, g, s, k, batch_time(stn, k), now);
+}
+
+/* The iteration is done: sequences with tokens left stay active, in order;
+ * the finished ones move on. */
+static void end_iteration(pipe_t *p, int g, int s, double now)
+{
+    gpu_t *gp = &p->gpu[g];
+    fifo_t *act = &p->stn[s].active[g];
+    int done = 0;
+    for (int j = gp->nbatch; j > 0; j--) {
+        uint32_t i = pipe_fifo_pop(act);
+        if (--p->items[i].left > 0) {
+            pipe_fifo_push(act, i);                /* cannot grow: it just shrank */
+        } else {
+            p->items[i].svc = now - p->items[i].t_start;
+            gp->batch[done++] = i;
+        }
+    }
+    for (int j = 0; j < done && !p->failed; j++)
+        pipe_finish(p, s, gp->batch[j], now);
+}
+
+static void start_batch(pipe_t *p, int g, int s, double now)
+{
+    gpu_t *gp = &p->gpu[g];
+    station_t *stn = &p->stn[s];
+    if (stn->active) {
+        start_iteration(p, g, s, now);
+        return;
+    }
+    fifo_t *q = &stn->gq[g];
+    int k = (int)(q->n < (size_t)stn->cfg->max_batch ? q->n : (size_t)stn->cfg->max_batch);
+    double ms = batch_time(stn, k);
+    if (stn->cfg->cache_miss.prob > 0)          /* each frame's miss re-prefills its context */
+        for (int j = 0; j < k; j++)
+            ms += pipe_cache_miss_ms(stn);
+    for (int j = 0; j < k; j++) {
+        uint32_t i = pipe_fifo_pop(q);
+        p->items[i].t_start = now;
+        p->items[i].svc = ms;
+        gp->batch[j] = i;
+    }
+    stn->waiting -= (size_t)k;
+    tw_set(&stn->qlen, now, (double)stn->waiting);
+    run_batch(p, g, s, k, ms, now);
 }
 
 /* GPU g may be free: start the first ready batch, or sleep until one is. */
@@ -206,11 +277,12 @@ static void kick(pipe_t *p, int g, double now)
         station_t *stn = &p->stn[s];
         fifo_t *q = &stn->gq[g];
         purge(p, stn, q, now);
-        if (q->n == 0)
+        int active = stn->active && stn->active[g].n > 0;
+        if (q->n == 0 && !active)
             continue;
-        const item_t *head = &p->items[q->buf[q->head]];
+        const item_t *head = &p->items[q->n ? q->buf[q->head] : stn->active[g].buf[stn->active[g].head]];
         double ready_at = head->t_enq + stn->cfg->batch_timeout_ms;
-        if (q->n < (size_t)stn->cfg->max_batch && now < ready_at) {
+        if (!active && q->n < (size_t)stn->cfg->max_batch && now < ready_at) {
             if (ready_at < earliest)
                 earliest = ready_at;
             continue;
@@ -264,8 +336,11 @@ void gpu_done(pipe_t *p, int g, double now)
     /* Keep the GPU marked busy while the batch's frames move on, so that the
      * first of them cannot start a batch of one on this GPU before the rest
      * have arrived: all frames of a batch finish at the same instant. */
-    for (int j = 0; j < gp->nbatch && !p->failed; j++)
-        pipe_finish(p, s, gp->batch[j], now);
+    if (p->stn[s].active)
+        end_iteration(p, g, s, now);
+    else
+        for (int j = 0; j < gp->nbatch && !p->failed; j++)
+            pipe_finish(p, s, gp->batch[j], now);
     gp->busy = 0;
     gp->nbatch = 0;
     tw_set(&gp->busy_tw, now, 0.0);

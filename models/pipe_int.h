@@ -10,7 +10,8 @@
 #include "sim/ev.h"
 #include "sim/tw.h"
 
-enum { EV_ARRIVE, EV_DEPART, EV_GPU_DONE, EV_GPU_WAKE, EV_WARMUP, EV_END };
+enum { EV_ARRIVE, EV_QUERY, EV_DEPART, EV_RELEASE, EV_GPU_DONE, EV_GPU_WAKE, EV_WARMUP, EV_END };
+enum { ITEM_FRAME, ITEM_QUERY };
 #define NO_ITEM UINT32_MAX
 
 typedef struct {
@@ -20,7 +21,9 @@ typedef struct {
     double svc;        /* service time at the current stage (the batch's, on a GPU) */
     uint64_t seq;      /* frame number within its stream */
     uint32_t stream;   /* the stream (session) it belongs to */
+    uint32_t left;     /* decode: iterations still to run */
     uint32_t next;     /* free-list link */
+    uint8_t kind;      /* ITEM_FRAME or ITEM_QUERY */
 } item_t;
 
 typedef struct {       /* ring buffer of waiting item indices */
@@ -33,8 +36,11 @@ typedef struct {
     stage_stats *st;
     gsl_rng *rng;          /* service times */
     gsl_rng *keep_rng;     /* KEEP_RATIO decisions */
+    gsl_rng *jit_rng;      /* jitter sources: retransmits, cache misses */
     fifo_t q;              /* workers: the queue */
     fifo_t *gq;            /* GPU: one queue per GPU */
+    fifo_t *active;        /* decode: the sequences being generated, per GPU */
+    int next;              /* the next stage on this stage's path, or -1 */
     int busy;              /* workers: servers busy */
     size_t waiting;        /* items waiting (all queues of the stage) */
     int pool_first, pool_n;/* GPU: the GPUs this stage may use */
@@ -66,6 +72,9 @@ typedef struct {
     item_t *items;
     uint32_t nitems, cap_items, free_head, in_flight;
     gsl_rng *arr_rng;
+    gsl_rng *query_rng;          /* queries: times, streams, kinds */
+    double query_gap_ms;         /* mean time between response-path items, all streams */
+    int first_frame, first_response;   /* the first stage of each path, or -1 */
     uint64_t *frame_no;          /* periodic: next frame number per stream */
     double *phase;               /* periodic: phase per stream (ms) */
     double period_ms, interarrival_ms;
@@ -83,6 +92,7 @@ uint32_t pipe_fifo_pop(fifo_t *q);
 void pipe_drop(pipe_t *p, uint32_t i);
 int pipe_is_stale(const pipe_t *p, const station_t *stn, uint32_t i, double now);
 void pipe_finish(pipe_t *p, int s, uint32_t i, double now);
+double pipe_cache_miss_ms(station_t *stn);
 void pipe_fail(pipe_t *p, const char *what);
 void pipe_queue_full(pipe_t *p, station_t *stn, fifo_t *q, uint32_t i, int *keep_new);
 

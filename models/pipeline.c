@@ -1,10 +1,13 @@
 /* pipeline.c — the workload, the worker stages and the event loop.
  *
  * The clock is in milliseconds. These events drive everything:
- *   ARRIVE    a new item enters the first stage (and the next arrival of its
- *             stream is scheduled);
+ *   ARRIVE    a new frame enters the first stage of the frame path (and the next
+ *             arrival of its stream is scheduled);
+ *   QUERY     a user query or proactive trigger enters the first stage of the
+ *             response path;
  *   DEPART    an item finishes service at a worker stage: it moves on, and the
  *             freed worker takes the next waiting item;
+ *   RELEASE   a B-frame held for reordering after decode moves on;
  *   GPU_DONE  a GPU finishes a batch (gpu.c);
  *   GPU_WAKE  a partial batch on a GPU has waited batch_timeout_ms (gpu.c);
  *   WARMUP    the end of the warm-up: every statistic starts afresh;
@@ -23,7 +26,7 @@
 #include <string.h>
 #include "sim/rng.h"
 
-enum { STREAM_ARRIVALS = 1, STREAM_PERIODIC = 2 };
+enum { STREAM_ARRIVALS = 1, STREAM_PERIODIC = 2, STREAM_QUERIES = 3 };
 
 void pipe_fail(pipe_t *p, const char *what)
 {
@@ -128,7 +131,10 @@ static void stats_reset(pipe_t *p, double now)
     }
     hist_reset(&o->e2e);
     memset(o->e2e_le, 0, sizeof o->e2e_le);
+    hist_reset(&o->response);
+    memset(o->resp_le, 0, sizeof o->resp_le);
     o->arrivals = o->completed = o->dropped = o->sampled_out = 0;
+    o->queries = o->proactive = o->answered = o->unanswered = 0;
     p->t_reset = now;
     gpu_reset(p, now);
 }
@@ -137,7 +143,10 @@ static void stats_reset(pipe_t *p, double now)
 
 void pipe_drop(pipe_t *p, uint32_t i)
 {
-    p->out->dropped++;
+    if (p->items[i].kind == ITEM_QUERY)
+        p->out->unanswered++;
+    else
+        p->out->dropped++;
     item_free(p, i);
 }
 
@@ -175,10 +184,68 @@ static int kept(pipe_t *p, const station_t *stn, uint32_t i)
 }
 
 static void enter_stage(pipe_t *p, int s, uint32_t i, double now);
+static void release(pipe_t *p, int s, uint32_t i, double now);
 
-/* Item i has finished service at stage s (its t_start and svc are set):
- * record it, then pass it on, end it at a sampler, or let it leave. */
+/* ---- jitter sources (seed 000 §1) ------------------------------------- */
+
+/* Network capture: each transmission is lost with probability `loss`, and
+ * every retransmission adds one RTT, up to max_retries. */
+static double retransmit_ms(station_t *stn)
+{
+    const retransmit_cfg *r = &stn->cfg->retransmit;
+    int k = 0;
+    while (k < r->max_retries && gsl_rng_uniform(stn->jit_rng) < r->loss)
+        k++;
+    return k * r->rtt_ms;
+}
+
+/* LLM prefill: a prefix-cache miss re-prefills the whole context. */
+double pipe_cache_miss_ms(station_t *stn)
+{
+    const cache_miss_cfg *m = &stn->cfg->cache_miss;
+    return gsl_rng_uniform(stn->jit_rng) < m->prob ? m->ms_per_token * m->context_tokens : 0.0;
+}
+
+/* Position in the GOP: 'I', 'P' or 'B'. */
+static char gop_type(const gop_cfg *g, uint64_t seq)
+{
+    uint64_t k = seq % (uint64_t)g->length;
+    if (k == 0)
+        return 'I';
+    return g->b_frames > 0 && k % (uint64_t)(g->b_frames + 1) != 0 ? 'B' : 'P';
+}
+
+/* A worker stage's service time for item i: the drawn time, an I-frame's
+ * extra cost, retransmissions and cache misses. */
+static double service_ms(pipe_t *p, station_t *stn, uint32_t i)
+{
+    const stage_cfg *c = stn->cfg;
+    double ms = dist_sample(&c->service, stn->rng);
+    if (c->gop.length > 0 && gop_type(&c->gop, p->items[i].seq) == 'I')
+        ms *= c->gop.i_factor;
+    if (c->retransmit.loss > 0)
+        ms += retransmit_ms(stn);
+    if (c->cache_miss.prob > 0)
+        ms += pipe_cache_miss_ms(stn);
+    return ms;
+}
+
+/* Item i has finished service at stage s (its t_start and svc are set). A
+ * B-frame is first held for reordering; then it is recorded and passed on. */
 void pipe_finish(pipe_t *p, int s, uint32_t i, double now)
+{
+    const gop_cfg *g = &p->stn[s].cfg->gop;
+    if (g->length > 0 && g->reorder_ms > 0 && gop_type(g, p->items[i].seq) == 'B') {
+        if (ev_push(&p->evq, now + g->reorder_ms, EV_RELEASE, (uint32_t)s, i) != 0)
+            pipe_fail(p, "out of memory growing the event list");
+        return;
+    }
+    release(p, s, i, now);
+}
+
+/* Record item i at stage s, then pass it on, end it at a sampler, or let it
+ * leave. Its sojourn runs to now (a reorder hold included). */
+static void release(pipe_t *p, int s, uint32_t i, double now)
 {
     station_t *stn = &p->stn[s];
     stage_stats *st = stn->st;
@@ -191,15 +258,20 @@ void pipe_finish(pipe_t *p, int s, uint32_t i, double now)
     hist_record(&st->sojourn, sojourn);
     count_bucket(st->le, p->cfg->buckets_ms, p->cfg->nbuckets, sojourn);
 
-    if (stn->cfg->keep != KEEP_ALL && !kept(p, stn, i)) {
+    rep_stats *o = p->out;
+    double e2e = now - it->t_sys;
+    if (it->kind == ITEM_FRAME && stn->cfg->keep != KEEP_ALL && !kept(p, stn, i)) {
         st->sampled_out++;
-        p->out->sampled_out++;
+        o->sampled_out++;
         item_free(p, i);
-    } else if (s + 1 < p->cfg->nstages) {
-        enter_stage(p, s + 1, i, now);
+    } else if (stn->next >= 0) {
+        enter_stage(p, stn->next, i, now);
+    } else if (it->kind == ITEM_QUERY) {
+        o->answered++;
+        hist_record(&o->response, e2e);
+        count_bucket(o->resp_le, p->cfg->buckets_ms, p->cfg->nbuckets, e2e);
+        item_free(p, i);
     } else {
-        double e2e = now - it->t_sys;
-        rep_stats *o = p->out;
         o->completed++;
         hist_record(&o->e2e, e2e);
         count_bucket(o->e2e_le, p->cfg->buckets_ms, p->cfg->nbuckets, e2e);
@@ -216,7 +288,7 @@ static void start_service(pipe_t *p, int s, uint32_t i, double now)
     station_t *stn = &p->stn[s];
     item_t *it = &p->items[i];
     it->t_start = now;
-    it->svc = dist_sample(&stn->cfg->service, stn->rng);
+    it->svc = service_ms(p, stn, i);
     stn->busy++;
     tw_set(&stn->busy_tw, now, stn->busy);
     if (ev_push(&p->evq, now + it->svc, EV_DEPART, (uint32_t)s, i) != 0)
@@ -326,8 +398,31 @@ static void arrive(pipe_t *p, uint32_t j, double now)
         return;
     p->items[i].seq = seq;
     p->items[i].stream = stream;
+    p->items[i].kind = ITEM_FRAME;
     p->out->arrivals++;
-    enter_stage(p, 0, i, now);
+    enter_stage(p, p->first_frame, i, now);
+}
+
+/* Queries and proactive triggers: one Poisson process over all streams at
+ * the summed rate; each picks its stream uniformly and is proactive with
+ * probability proactive / (queries + proactive). */
+static void query(pipe_t *p, double now)
+{
+    const workload_cfg *w = &p->cfg->workload;
+    if (ev_push(&p->evq, now + dist_exp_draw(p->query_rng, p->query_gap_ms), EV_QUERY, 0, 0) != 0) {
+        pipe_fail(p, "out of memory growing the event list");
+        return;
+    }
+    uint32_t stream = (uint32_t)gsl_rng_uniform_int(p->query_rng, (unsigned long)w->streams);
+    int proactive = gsl_rng_uniform(p->query_rng) * (w->queries_per_min + w->proactive_per_min)
+                    < w->proactive_per_min;
+    uint32_t i = item_new(p, now);
+    if (i == NO_ITEM)
+        return;
+    p->items[i].seq = proactive ? p->out->proactive++ : p->out->queries++;
+    p->items[i].stream = stream;
+    p->items[i].kind = ITEM_QUERY;
+    enter_stage(p, p->first_response, i, now);
 }
 
 /* ---- set-up, the loop, tear-down -------------------------------------- */
@@ -352,7 +447,7 @@ int pipe_stats_init(rep_stats *s, const scenario_cfg *cfg)
     }
     s->nstages = cfg->nstages;
     s->ngpus = cfg->cluster.gpus;
-    int bad = hist_init(&s->e2e);
+    int bad = hist_init(&s->e2e) | hist_init(&s->response);
     for (int k = 0; k < cfg->nstages; k++) {
         stage_stats *st = &s->stage[k];
         bad |= hist_init(&st->wait) | hist_init(&st->service) | hist_init(&st->sojourn);
@@ -383,6 +478,7 @@ void pipe_stats_free(rep_stats *s)
     for (int g = 0; g < s->ngpus; g++)
         free(s->gpu[g].busy_ms);
     hist_free(&s->e2e);
+    hist_free(&s->response);
     free(s->stage);
     free(s->gpu);
     s->stage = NULL;
@@ -399,6 +495,8 @@ static void pipe_free(pipe_t *p)
                 gsl_rng_free(p->stn[s].rng);
             if (p->stn[s].keep_rng)
                 gsl_rng_free(p->stn[s].keep_rng);
+            if (p->stn[s].jit_rng)
+                gsl_rng_free(p->stn[s].jit_rng);
             free(p->stn[s].q.buf);
         }
     free(p->stn);
@@ -407,6 +505,8 @@ static void pipe_free(pipe_t *p)
     free(p->phase);
     if (p->arr_rng)
         gsl_rng_free(p->arr_rng);
+    if (p->query_rng)
+        gsl_rng_free(p->query_rng);
     ev_free(&p->evq);
 }
 
@@ -435,9 +535,31 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
             return -1;
         if (stn->cfg->keep == KEEP_RATIO && !(stn->keep_rng = rng_stream(cfg->seed, rep, id ^ 0x40000000u)))
             return -1;
+        if ((stn->cfg->retransmit.loss > 0 || stn->cfg->cache_miss.prob > 0)
+            && !(stn->jit_rng = rng_stream(cfg->seed, rep, id ^ 0x20000000u)))
+            return -1;
+    }
+    /* Each path visits its stages in the order written. */
+    p->first_frame = p->first_response = -1;
+    for (int s = cfg->nstages - 1; s >= 0; s--) {
+        int *first = cfg->stages[s].path == PATH_RESPONSE ? &p->first_response : &p->first_frame;
+        p->stn[s].next = *first;
+        *first = s;
+    }
+    if (p->first_frame < 0) {
+        snprintf(p->err, p->errlen, "no stage serves frames (every stage is on the response path)");
+        return -2;
     }
     if (gpu_setup(p) != 0)
         return -1;
+    double per_min = w->arrival == ARRIVAL_PERIODIC ? w->queries_per_min + w->proactive_per_min : 0;
+    if (per_min > 0 && p->first_response >= 0) {
+        p->query_gap_ms = 60000.0 / (per_min * w->streams);
+        p->query_rng = rng_stream(cfg->seed, rep, STREAM_QUERIES);
+        if (!p->query_rng
+            || ev_push(&p->evq, dist_exp_draw(p->query_rng, p->query_gap_ms), EV_QUERY, 0, 0) != 0)
+            return -1;
+    }
     if (w->arrival == ARRIVAL_POISSON) {
         p->interarrival_ms = 1000.0 / w->rate_hz;
         p->arr_rng = rng_stream(cfg->seed, rep, STREAM_ARRIVALS);
@@ -475,8 +597,10 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
     out->peak_in_flight = 0;
     out->window_ms = cfg->duration_s * 1000.0;
 
-    if (pipe_setup(&p, rep, warmup_ms, t_end) != 0) {
-        snprintf(err, errlen, "out of memory setting up replication %u", rep);
+    int rc = pipe_setup(&p, rep, warmup_ms, t_end);
+    if (rc != 0) {
+        if (rc == -1)
+            snprintf(err, errlen, "out of memory setting up replication %u", rep);
         pipe_free(&p);
         return -1;
     }
@@ -489,7 +613,9 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
         double now = e.t;
         switch (e.kind) {
         case EV_DEPART:   depart(&p, (int)e.a, (uint32_t)e.b, now); continue;
+        case EV_RELEASE:  release(&p, (int)e.a, (uint32_t)e.b, now); continue;
         case EV_ARRIVE:   arrive(&p, e.a, now); continue;
+        case EV_QUERY:    query(&p, now); continue;
         case EV_GPU_DONE: gpu_done(&p, (int)e.a, now); continue;
         case EV_GPU_WAKE: gpu_wake(&p, (int)e.a, now); continue;
         case EV_WARMUP:   stats_reset(&p, now); continue;

@@ -45,8 +45,12 @@ typedef struct {
     stage_stats *stage;
     int ngpus;
     gpu_stats *gpu;
-    hist_t e2e;                 /* arrival at the first stage -> leaving the last, ms */
+    hist_t e2e;                 /* frames: arrival at the first stage -> leaving the last, ms */
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
+    hist_t response;            /* queries: query -> the last response stage done, ms */
+    uint64_t resp_le[CFG_MAX_BUCKETS + 1];
+    uint64_t queries, proactive;/* response-path items started (user queries, proactive) */
+    uint64_t answered, unanswered;  /* response-path items completed / dropped */
     uint64_t arrivals, completed, dropped;   /* system-wide, over the window */
     uint64_t sampled_out;       /* system-wide: items that ended at a sampling stage */
     uint64_t events;            /* events processed, warm-up included */

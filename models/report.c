@@ -54,7 +54,13 @@ void report_table(FILE *f, const run_result *r, double wall_s)
         table_lat_row(f, "", "service", &e->service);
         table_lat_row(f, "", "sojourn", &e->sojourn);
     }
-    table_lat_row(f, "end-to-end", "", &r->e2e);
+    table_lat_row(f, "frame (e2e)", "", &r->e2e);
+    if (r->queries + r->proactive > 0) {
+        table_lat_row(f, "response", "", &r->response);
+        fprintf(f, "  response path: %llu queries + %llu proactive, %llu answered, %llu dropped\n",
+                (unsigned long long)r->queries, (unsigned long long)r->proactive,
+                (unsigned long long)r->answered, (unsigned long long)r->unanswered);
+    }
 
     if (r->ngpus > 0) {
         fprintf(f, "\n  GPUs: %d x %s at $%.2f/GPU-hour", c->cluster.gpus, c->cluster.gpu_type,
@@ -181,6 +187,15 @@ void report_json(FILE *f, const run_result *r, double wall_s)
     jw_obj_end(&w);
     json_lat(&w, "e2e_ms", &r->e2e);
     json_lat(&w, "frame_ms", &r->e2e);
+    if (r->queries + r->proactive > 0) {
+        json_lat(&w, "response_ms", &r->response);
+        jw_obj_begin(&w, "response");
+        jw_int(&w, "queries", (long long)r->queries);
+        jw_int(&w, "proactive", (long long)r->proactive);
+        jw_int(&w, "answered", (long long)r->answered);
+        jw_int(&w, "unanswered", (long long)r->unanswered);
+        jw_obj_end(&w);
+    }
     if (r->ngpus > 0) {
         jw_arr_begin(&w, "gpus");
         for (int g = 0; g < r->ngpus; g++) {
@@ -327,6 +342,11 @@ void report_prom(FILE *f, const run_result *r)
     fputs("# HELP vlsim_e2e_latency_ms End-to-end latency, ms, all replications after "
           "warm-up.\n# TYPE vlsim_e2e_latency_ms histogram\n", f);
     prom_hist(f, "vlsim_e2e_latency_ms", "", r->e2e_le, c, r->e2e_sum);
+    if (r->queries + r->proactive > 0) {
+        fputs("# HELP vlsim_response_latency_ms Query or trigger to answer, ms, all replications "
+              "after warm-up.\n# TYPE vlsim_response_latency_ms histogram\n", f);
+        prom_hist(f, "vlsim_response_latency_ms", "", r->resp_le, c, r->resp_sum);
+    }
     fputs("# HELP vlsim_stage_drops_total Items dropped per stage and reason.\n"
           "# TYPE vlsim_stage_drops_total counter\n", f);
     for (int s = 0; s < c->nstages; s++) {

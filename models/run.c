@@ -36,7 +36,9 @@ typedef struct {
 typedef struct {
     stage_digest *stage;
     gpu_digest *gpu;
-    lat_digest e2e;
+    lat_digest e2e, response;
+    uint64_t queries, proactive, answered, unanswered;
+    uint64_t resp_le[CFG_MAX_BUCKETS + 1];
     uint64_t arrivals, completed, dropped, sampled_out, events, peak_in_flight;
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
     double drop_rate;
@@ -151,6 +153,12 @@ static int run_one(void *vctx, int r)
             memcpy(sd->le, st->le, sizeof sd->le);
         }
         d->e2e = digest_hist(&rs.e2e);
+        d->response = digest_hist(&rs.response);
+        d->queries = rs.queries;
+        d->proactive = rs.proactive;
+        d->answered = rs.answered;
+        d->unanswered = rs.unanswered;
+        memcpy(d->resp_le, rs.resp_le, sizeof d->resp_le);
         d->arrivals = rs.arrivals;
         d->completed = rs.completed;
         d->dropped = rs.dropped;
@@ -253,6 +261,18 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
     }
     res->e2e = estimate(tmp, n);
     res->drop_rate = stats_t_interval(col, (size_t)n, 0.95);
+    res->resp_sum = 0.0;
+    for (int r = 0; r < n; r++) {
+        tmp[r] = dig[r].response;
+        res->resp_sum += tmp[r].sum;
+        res->queries += dig[r].queries;
+        res->proactive += dig[r].proactive;
+        res->answered += dig[r].answered;
+        res->unanswered += dig[r].unanswered;
+        for (int k = 0; k <= CFG_MAX_BUCKETS; k++)
+            res->resp_le[k] += dig[r].resp_le[k];
+    }
+    res->response = estimate(tmp, n);
     for (int g = 0; g < res->ngpus; g++) {
         for (int r = 0; r < n; r++)
             col[r] = dig[r].gpu[g].utilization;
@@ -355,7 +375,10 @@ static int pick_warmup(const scenario_cfg *cfg, run_result *res, char *err, size
 static stats_ci sla_value(const scenario_cfg *cfg, const run_result *res, const sla_cfg *l)
 {
     const lat_est *e = &res->e2e;                   /* "frame": end to end */
-    for (int s = 0; s < cfg->nstages && strcmp(l->metric, "frame") != 0; s++)
+    if (strcmp(l->metric, "response") == 0)
+        e = &res->response;
+    for (int s = 0; s < cfg->nstages && strcmp(l->metric, "frame") != 0
+                    && strcmp(l->metric, "response") != 0; s++)
         if (strcmp(l->metric, cfg->stages[s].name) == 0)
             e = &res->stage[s].sojourn;
     double q = l->percentile;

@@ -58,7 +58,11 @@ typedef struct {
     bool warmup_auto;
     mser_result mser;            /* when warmup_auto */
     stage_est *stage;            /* cfg->nstages */
-    lat_est e2e;
+    lat_est e2e;                 /* frames */
+    lat_est response;            /* queries and proactive triggers: start -> answered */
+    uint64_t queries, proactive, answered, unanswered;   /* totals */
+    uint64_t resp_le[CFG_MAX_BUCKETS + 1];
+    double resp_sum;
     uint64_t arrivals, completed, dropped;   /* system-wide totals */
     uint64_t sampled_out;
     stats_ci drop_rate;

@@ -40,6 +40,22 @@ void cfg_defaults(scenario_cfg *c)
     c->cluster.policy = GPU_PRIORITY;
     c->frame_deadline_ms = 0;
     c->nsla = 0;
+
+    c->degrade.nmodes = 0;
+    c->degrade.interval_s = 1;
+    c->degrade.window_s = 10;
+    c->degrade.high_water = 0.7;
+    c->degrade.low_water = 0.3;
+    c->degrade.deescalate = 0.8;
+    c->degrade.cooldown_s = 30;
+    for (int s = 0; s < CFG_MAX_STAGES; s++)
+        c->degrade.quality_scale[s] = 1.0;
+    c->alerts.window_s = 60;
+    c->alerts.p99_sla_factor = 1.5;
+    c->alerts.drop_rate = 0.01;
+    c->alerts.gpu_util_below = 0.2;
+    c->alerts.gpu_util_for_s = 300;
+    c->alerts.p99_p95_ratio = 1.5;
 }
 
 void cfg_stage_defaults(stage_cfg *s, const char *name)

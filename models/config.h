@@ -127,6 +127,39 @@ typedef struct {
     pool_cfg pools[CFG_MAX_POOLS];
 } cluster_cfg;
 
+/* The degradation controller (seed 004 §4): an ordered list of modes. Level
+ * k means the first k modes are on. Every interval it looks at the frame p99
+ * over the last window and at the fullest bounded queue: it escalates one
+ * level when p99 > target or fill > high_water, de-escalates when fill <
+ * low_water and p99 < deescalate x target, and never changes twice within
+ * cooldown_s. */
+typedef enum { MODE_REDUCE_FPS, MODE_REDUCE_QUALITY, MODE_DROP_RESPONSE } mode_kind;
+#define CFG_MAX_MODES 3
+typedef struct {
+    int nmodes;                      /* 0: no controller */
+    mode_kind modes[CFG_MAX_MODES];  /* escalation order, each at most once */
+    double interval_s;               /* > 0, default 1 */
+    double window_s;                 /* >= interval_s, default 10 */
+    double p99_target_ms;            /* > 0, required with modes */
+    double high_water, low_water;    /* fill fractions, 0 <= low < high <= 1 (0.7, 0.3) */
+    double deescalate;               /* (0, 1], default 0.8 */
+    double cooldown_s;               /* >= 0, default 30 */
+    double fps;                      /* reduce_fps: frames per second per stream kept */
+    double quality_scale[CFG_MAX_STAGES];  /* reduce_quality: service-time factor per stage
+                                              (default 1: unchanged) */
+} degrade_cfg;
+
+/* Alert rules (seed 004 §1), evaluated every degradation interval (1 s by
+ * default) over a sliding window; each firing is recorded with its time. */
+typedef struct {
+    double window_s;                 /* default 60 */
+    double p99_sla_factor;           /* frame p99 > this x the first frame SLA target (1.5) */
+    double drop_rate;                /* frame drop rate over the window > this (0.01) */
+    double gpu_util_below;           /* a GPU's utilization below this ... (0.2) */
+    double gpu_util_for_s;           /* ... for this long (300) */
+    double p99_p95_ratio;            /* frame p99 > this x frame p95 (1.5) */
+} alert_cfg;
+
 #define CFG_MAX_SLA 16
 /* One SLA line: the percentile of a metric must be <= ms. The verdict uses
  * the upper end of the 95 % confidence interval. */
@@ -154,6 +187,8 @@ typedef struct {
                                     server reaches it is dropped as `timeout`; 0 = none */
     sla_cfg sla[CFG_MAX_SLA];
     int nsla;
+    degrade_cfg degrade;
+    alert_cfg alerts;
 } scenario_cfg;
 
 /* Fill the defaults that a scenario may omit (everything but stages). */

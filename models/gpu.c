@@ -3,10 +3,12 @@
  *
  * Every GPU stage keeps one FIFO queue per GPU. A frame goes to the GPU its
  * stream is placed on (within the stage's pool): by a hash of the session
- * id, sticky for the whole session (seed 004 §3), or least loaded — for
- * periodic streams the GPU with the fewest streams when the stream starts
- * (so round robin), for Poisson arrivals (each its own session) the GPU with
- * the fewest frames waiting at that stage.
+ * id, sticky for the whole session (seed 004 §3; session ids differ between
+ * replications, so the luck of the placement is part of the confidence
+ * intervals), or least loaded — for periodic streams the GPU with the fewest
+ * streams when the stream starts (so round robin), for Poisson arrivals
+ * (each its own session) the GPU with the fewest frames of that stage
+ * waiting or running.
  *
  * A GPU runs one batch at a time. When it is free it looks at its stages'
  * queues in policy order — `priority` (higher first; ties: the later stage,
@@ -29,6 +31,7 @@
  * sizes are the iteration sizes.
  * This file must never print; it shares pipe_int.h with pipeline.c only. */
 #include <math.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include "models/pipe_int.h"
@@ -144,13 +147,19 @@ static int place(pipe_t *p, const station_t *stn, uint32_t i)
     uint32_t stream = p->items[i].stream;
     int n = stn->pool_n;
     if (c->cluster.placement == PLACE_HASH)
-        return stn->pool_first + (int)(session_hash(stream) % (uint64_t)n);
+        return stn->pool_first + (int)(session_hash(stream ^ p->place_salt) % (uint64_t)n);
     if (c->workload.arrival == ARRIVAL_PERIODIC)
         return stn->pool_first + (int)(stream % (uint32_t)n);   /* fewest streams at start */
-    int best = stn->pool_first;                                 /* fewest frames waiting */
-    for (int g = stn->pool_first + 1; g < stn->pool_first + n; g++)
-        if (stn->gq[g].n < stn->gq[best].n)
+    /* fewest frames waiting or running; an idle GPU before a busy one */
+    int best = stn->pool_first;
+    size_t best_load = SIZE_MAX;
+    for (int g = stn->pool_first; g < stn->pool_first + n; g++) {
+        size_t load = stn->gq[g].n + (size_t)p->gpu[g].nbatch;
+        if (load < best_load) {
+            best_load = load;
             best = g;
+        }
+    }
     return best;
 }
 
@@ -158,10 +167,11 @@ static int place(pipe_t *p, const station_t *stn, uint32_t i)
 
 /* Service time of a batch of k at stage s: the table interpolated at k (or a
  * draw of the stage's distribution), times a jitter draw. */
-static double batch_time(const station_t *stn, int k)
+static double batch_time(const pipe_t *p, const station_t *stn, int k)
 {
     const stage_cfg *c = stn->cfg;
     double ms = c->has_table ? cfg_table_ms(&c->table, k) : dist_sample(&c->service, stn->rng);
+    ms *= pipe_quality(p, (int)(stn - p->stn));
     if (c->has_jitter)
         ms *= dist_sample(&c->jitter, stn->rng);
     return ms;
@@ -206,6 +216,11 @@ static void start_iteration(pipe_t *p, int g, int s, double now)
     while (q->n > 0 && act->n < (size_t)stn->cfg->max_batch) {
         uint32_t i = pipe_fifo_pop(q);
         stn->waiting--;
+        if (pipe_is_stale(p, stn, i, now)) {
+            stn->st->drop_timeout++;
+            pipe_drop(p, i);
+            continue;
+        }
         p->items[i].t_start = now;
         p->items[i].left = (uint32_t)stn->cfg->response_tokens;
         if (pipe_fifo_push(act, i) != 0) {
@@ -216,7 +231,7 @@ static void start_iteration(pipe_t *p, int g, int s, double now)
     if (stn->waiting != before)
         tw_set(&stn->qlen, now, (double)stn->waiting);
     int k = (int)act->n;
-    run_batch(p, g, s, k, batch_time(stn, k), now);
+    run_batch(p, g, s, k, batch_time(p, stn, k), now);
 }
 
 /* The iteration is done: sequences with tokens left stay active, in order;
@@ -248,18 +263,25 @@ static void start_batch(pipe_t *p, int g, int s, double now)
         return;
     }
     fifo_t *q = &stn->gq[g];
-    int k = (int)(q->n < (size_t)stn->cfg->max_batch ? q->n : (size_t)stn->cfg->max_batch);
-    double ms = batch_time(stn, k);
+    int k = 0;
+    while (k < stn->cfg->max_batch && q->n > 0) {
+        uint32_t i = pipe_fifo_pop(q);
+        stn->waiting--;
+        if (pipe_is_stale(p, stn, i, now)) {
+            stn->st->drop_timeout++;
+            pipe_drop(p, i);
+            continue;
+        }
+        gp->batch[k++] = i;
+    }
+    double ms = batch_time(p, stn, k);
     if (stn->cfg->cache_miss.prob > 0)          /* each frame's miss re-prefills its context */
         for (int j = 0; j < k; j++)
             ms += pipe_cache_miss_ms(stn);
     for (int j = 0; j < k; j++) {
-        uint32_t i = pipe_fifo_pop(q);
-        p->items[i].t_start = now;
-        p->items[i].svc = ms;
-        gp->batch[j] = i;
+        p->items[gp->batch[j]].t_start = now;
+        p->items[gp->batch[j]].svc = ms;
     }
-    stn->waiting -= (size_t)k;
     tw_set(&stn->qlen, now, (double)stn->waiting);
     run_batch(p, g, s, k, ms, now);
 }
@@ -324,7 +346,10 @@ void gpu_enter(pipe_t *p, int s, uint32_t i, double now)
     }
     stn->waiting++;
     tw_set(&stn->qlen, now, (double)stn->waiting);
-    kick(p, g, now);
+    if (p->defer_kicks)
+        p->gpu[g].kick_pending = 1;
+    else
+        kick(p, g, now);
 }
 
 void gpu_done(pipe_t *p, int g, double now)
@@ -333,18 +358,25 @@ void gpu_done(pipe_t *p, int g, double now)
     int s = gp->stage;
     double from = gp->t_start > p->t_reset ? gp->t_start : p->t_reset;
     p->out->gpu[g].busy_ms[s] += now - from;
-    /* Keep the GPU marked busy while the batch's frames move on, so that the
-     * first of them cannot start a batch of one on this GPU before the rest
-     * have arrived: all frames of a batch finish at the same instant. */
+    /* All frames of a batch finish at the same instant: no GPU (this one or
+     * another pool's) may start a batch for the next stage before all of
+     * them have arrived there, so kicks wait until the batch has moved on. */
+    p->defer_kicks = 1;
     if (p->stn[s].active)
         end_iteration(p, g, s, now);
     else
         for (int j = 0; j < gp->nbatch && !p->failed; j++)
             pipe_finish(p, s, gp->batch[j], now);
+    p->defer_kicks = 0;
     gp->busy = 0;
     gp->nbatch = 0;
     tw_set(&gp->busy_tw, now, 0.0);
-    kick(p, g, now);
+    gp->kick_pending = 1;
+    for (int h = 0; h < p->ngpus; h++)
+        if (p->gpu[h].kick_pending) {
+            p->gpu[h].kick_pending = 0;
+            kick(p, h, now);
+        }
 }
 
 void gpu_wake(pipe_t *p, int g, double t)

@@ -9,8 +9,10 @@
 #include "models/pipeline.h"
 #include "sim/ev.h"
 #include "sim/tw.h"
+#include "sim/whist.h"
 
-enum { EV_ARRIVE, EV_QUERY, EV_DEPART, EV_RELEASE, EV_GPU_DONE, EV_GPU_WAKE, EV_WARMUP, EV_END };
+enum { EV_ARRIVE, EV_QUERY, EV_DEPART, EV_RELEASE, EV_GPU_DONE, EV_GPU_WAKE, EV_CONTROL,
+       EV_WARMUP, EV_END };
 enum { ITEM_FRAME, ITEM_QUERY };
 #define NO_ITEM UINT32_MAX
 
@@ -57,12 +59,30 @@ typedef struct {
     int *order;            /* GPU stages that may run here, in policy order */
     int norder;
     tw_t busy_tw;
-    uint64_t streams;      /* streams placed here (least_loaded) */
+    int kick_pending;      /* gpu_done: look at this GPU once the batch has moved on */
 } gpu_t;
+
+/* The degradation controller's and the alert rules' state (control.c). */
+typedef struct {
+    int level;                   /* modes[0..level-1] are on */
+    int fps_on, quality_on, drop_resp_on;
+    double last_change;          /* time of the last level change (-INFINITY: never) */
+    double level_since;          /* start of the current level's measured time */
+    whist_t frame_win;           /* frame latencies over the controller's window */
+    whist_t alert_win;           /* ... over the alerts' window */
+    uint64_t *slot_arr, *slot_drop;   /* frames arrived / dropped per alert slot */
+    uint64_t win_arr, win_drop;
+    int aslots, acur;
+    double *busy_ring;           /* cumulative busy ms per GPU at each tick, for the idle rule */
+    int nlook, look_cur, look_n;
+    uint8_t firing[ALERT_NRULES];
+    uint8_t *gpu_firing;         /* per GPU, for ALERT_GPU_IDLE */
+} ctl_t;
 
 typedef struct {
     const scenario_cfg *cfg;
     rep_stats *out;
+    ctl_t ctl;
     ev_queue evq;
     station_t *stn;
     gpu_t *gpu;
@@ -84,6 +104,8 @@ typedef struct {
     char *err;
     size_t errlen;
     int failed;
+    int defer_kicks;             /* a batch's frames are moving on: GPUs wait for all of them */
+    uint64_t place_salt;         /* hash placement: this replication's session ids */
 } pipe_t;
 
 /* pipeline.c */
@@ -95,6 +117,18 @@ void pipe_finish(pipe_t *p, int s, uint32_t i, double now);
 double pipe_cache_miss_ms(station_t *stn);
 void pipe_fail(pipe_t *p, const char *what);
 void pipe_queue_full(pipe_t *p, station_t *stn, fifo_t *q, uint32_t i, int *keep_new);
+
+/* control.c */
+int ctl_setup(pipe_t *p);
+void ctl_free(pipe_t *p);
+void ctl_tick(pipe_t *p, double now);
+void ctl_reset(pipe_t *p, double now);
+void ctl_close(pipe_t *p, double t_end);
+void pipe_policy_drop(pipe_t *p, int s, uint32_t i);
+double pipe_quality(const pipe_t *p, int s);
+void ctl_frame_done(pipe_t *p, double e2e);
+void ctl_frame_arrived(pipe_t *p);
+void ctl_frame_dropped(pipe_t *p);
 
 /* gpu.c */
 int gpu_setup(pipe_t *p);

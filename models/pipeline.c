@@ -10,6 +10,7 @@
  *   RELEASE   a B-frame held for reordering after decode moves on;
  *   GPU_DONE  a GPU finishes a batch (gpu.c);
  *   GPU_WAKE  a partial batch on a GPU has waited batch_timeout_ms (gpu.c);
+ *   CONTROL   the degradation controller and the alert rules look (control.c);
  *   WARMUP    the end of the warm-up: every statistic starts afresh;
  *   END       the end of the measured window: the run stops.
  * Items live in a pool with a free list and queues are rings of item
@@ -118,6 +119,7 @@ static void stats_reset(pipe_t *p, double now)
     for (int s = 0; s < o->nstages; s++) {
         stage_stats *st = &o->stage[s];
         st->arrivals = st->completed = st->drop_queue_full = st->drop_timeout = 0;
+        st->drop_policy = 0;
         st->waited = st->sampled_out = st->batches = 0;
         if (st->batch_counts)
             memset(st->batch_counts, 0,
@@ -137,16 +139,19 @@ static void stats_reset(pipe_t *p, double now)
     o->queries = o->proactive = o->answered = o->unanswered = 0;
     p->t_reset = now;
     gpu_reset(p, now);
+    ctl_reset(p, now);
 }
 
 /* ---- moving items on -------------------------------------------------- */
 
 void pipe_drop(pipe_t *p, uint32_t i)
 {
-    if (p->items[i].kind == ITEM_QUERY)
+    if (p->items[i].kind == ITEM_QUERY) {
         p->out->unanswered++;
-    else
+    } else {
         p->out->dropped++;
+        ctl_frame_dropped(p);
+    }
     item_free(p, i);
 }
 
@@ -220,7 +225,7 @@ static char gop_type(const gop_cfg *g, uint64_t seq)
 static double service_ms(pipe_t *p, station_t *stn, uint32_t i)
 {
     const stage_cfg *c = stn->cfg;
-    double ms = dist_sample(&c->service, stn->rng);
+    double ms = dist_sample(&c->service, stn->rng) * pipe_quality(p, (int)(stn - p->stn));
     if (c->gop.length > 0 && gop_type(&c->gop, p->items[i].seq) == 'I')
         ms *= c->gop.i_factor;
     if (c->retransmit.loss > 0)
@@ -273,6 +278,7 @@ static void release(pipe_t *p, int s, uint32_t i, double now)
         item_free(p, i);
     } else {
         o->completed++;
+        ctl_frame_done(p, e2e);
         hist_record(&o->e2e, e2e);
         count_bucket(o->e2e_le, p->cfg->buckets_ms, p->cfg->nbuckets, e2e);
         if (p->pilot)
@@ -400,6 +406,16 @@ static void arrive(pipe_t *p, uint32_t j, double now)
     p->items[i].stream = stream;
     p->items[i].kind = ITEM_FRAME;
     p->out->arrivals++;
+    ctl_frame_arrived(p);
+    if (p->ctl.fps_on && p->cfg->workload.arrival == ARRIVAL_PERIODIC) {
+        /* reduce_fps: keep frame k when floor((k+1) r) > floor(k r), r = kept/fps:
+         * the kept frames are spread evenly over each second */
+        double r = p->cfg->degrade.fps / p->cfg->workload.fps;
+        if (floor((double)(seq + 1) * r) == floor((double)seq * r)) {
+            pipe_policy_drop(p, p->first_frame, i);
+            return;
+        }
+    }
     enter_stage(p, p->first_frame, i, now);
 }
 
@@ -422,6 +438,10 @@ static void query(pipe_t *p, double now)
     p->items[i].seq = proactive ? p->out->proactive++ : p->out->queries++;
     p->items[i].stream = stream;
     p->items[i].kind = ITEM_QUERY;
+    if (proactive && p->ctl.drop_resp_on) {
+        pipe_policy_drop(p, p->first_response, i);
+        return;
+    }
     enter_stage(p, p->first_response, i, now);
 }
 
@@ -489,6 +509,7 @@ void pipe_stats_free(rep_stats *s)
 static void pipe_free(pipe_t *p)
 {
     gpu_free(p);
+    ctl_free(p);
     if (p->stn)
         for (int s = 0; s < p->cfg->nstages; s++) {
             if (p->stn[s].rng)
@@ -550,7 +571,8 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
         snprintf(p->err, p->errlen, "no stage serves frames (every stage is on the response path)");
         return -2;
     }
-    if (gpu_setup(p) != 0)
+    p->place_salt = rng_stream_seed(cfg->seed, rep, 0x91ace5u);
+    if (gpu_setup(p) != 0 || ctl_setup(p) != 0)
         return -1;
     double per_min = w->arrival == ARRIVAL_PERIODIC ? w->queries_per_min + w->proactive_per_min : 0;
     if (per_min > 0 && p->first_response >= 0) {
@@ -618,6 +640,7 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
         case EV_QUERY:    query(&p, now); continue;
         case EV_GPU_DONE: gpu_done(&p, (int)e.a, now); continue;
         case EV_GPU_WAKE: gpu_wake(&p, (int)e.a, now); continue;
+        case EV_CONTROL:  ctl_tick(&p, now); continue;
         case EV_WARMUP:   stats_reset(&p, now); continue;
         default:          break;                     /* EV_END */
         }
@@ -631,6 +654,7 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
         stn->st->mean_queue_len = tw_mean(&stn->qlen, t_end);
     }
     gpu_close(&p, t_end);
+    ctl_close(&p, t_end);
     int failed = p.failed;
     pipe_free(&p);
     return failed ? -1 : 0;

@@ -24,6 +24,7 @@ typedef struct {
     uint64_t completed;         /* items that finished service */
     uint64_t drop_queue_full;   /* dropped because the waiting room was full */
     uint64_t drop_timeout;      /* dropped because they waited longer than timeout_ms */
+    uint64_t drop_policy;       /* dropped by the degradation controller */
     uint64_t waited;            /* completed items that had to wait (wait > 0) */
     uint64_t sampled_out;       /* completed items the stage did not pass on (keep) */
     uint64_t batches;           /* GPU stages: batches run */
@@ -40,6 +41,22 @@ typedef struct {
     double *busy_ms;            /* per stage: time spent running that stage's batches */
 } gpu_stats;
 
+#define PIPE_MAX_TIMELINE 256
+#define PIPE_MAX_ALERTS 256
+enum { ALERT_P99_SLA, ALERT_DROP_RATE, ALERT_GPU_IDLE, ALERT_P99_P95, ALERT_NRULES };
+
+typedef struct {
+    double t_s;                 /* simulated time, warm-up included */
+    int level;                  /* degradation level from then on */
+} mode_change;
+
+typedef struct {
+    double t_s;                 /* when the rule started firing */
+    int rule;                   /* ALERT_* */
+    int gpu;                    /* ALERT_GPU_IDLE: which GPU; else -1 */
+    double value;               /* the value that crossed the threshold */
+} alert_event;
+
 typedef struct {
     int nstages;
     stage_stats *stage;
@@ -54,6 +71,14 @@ typedef struct {
     uint64_t arrivals, completed, dropped;   /* system-wide, over the window */
     uint64_t sampled_out;       /* system-wide: items that ended at a sampling stage */
     uint64_t events;            /* events processed, warm-up included */
+    /* degradation and alerts (the first PIPE_MAX_* of each, warm-up included) */
+    mode_change timeline[PIPE_MAX_TIMELINE];
+    int ntimeline;
+    uint64_t mode_changes;      /* in the measured window */
+    double level_ms[CFG_MAX_MODES + 1];   /* measured time spent at each level */
+    alert_event alerts[PIPE_MAX_ALERTS];
+    int nalerts;
+    uint64_t alert_count[ALERT_NRULES];   /* firings in the measured window */
     double window_ms;           /* the measured window */
     uint64_t peak_in_flight;    /* most items in the system at once */
 } rep_stats;

@@ -6,6 +6,9 @@
 #include <string.h>
 #include "sim/jsonw.h"
 
+static const char *MODE_NAMES[] = { "reduce_fps", "reduce_quality", "drop_response" };
+static const char *ALERT_NAMES[] = { "p99_above_sla", "drop_rate", "gpu_idle", "p99_above_p95" };
+
 /* ---- table --------------------------------------------------------------- */
 
 static void table_lat_row(FILE *f, const char *name, const char *what, const lat_est *e)
@@ -76,6 +79,23 @@ void report_table(FILE *f, const run_result *r, double wall_s)
                         (unsigned long long)r->stage[s].batches);
         for (int g = 0; g < r->ngpus; g++)
             fprintf(f, "  gpu %-12d utilization %.3f\n", g, r->gpu[g].utilization.mean);
+    }
+    if (c->degrade.nmodes > 0) {
+        fputs("\n  degradation: time at each level:", f);
+        for (int l = 0; l <= c->degrade.nmodes; l++)
+            fprintf(f, " %s %.1f%%", l ? MODE_NAMES[c->degrade.modes[l - 1]] : "normal",
+                    100.0 * r->level_share[l]);
+        fprintf(f, "; %.1f changes per hour\n", r->mode_changes_per_hour);
+    }
+    int nalert = 0;
+    for (int a = 0; a < ALERT_NRULES; a++)
+        nalert += r->alert_count[a] > 0;
+    if (nalert) {
+        fputs("\n  alerts fired (all replications):", f);
+        for (int a = 0; a < ALERT_NRULES; a++)
+            if (r->alert_count[a])
+                fprintf(f, " %s x%llu", ALERT_NAMES[a], (unsigned long long)r->alert_count[a]);
+        fputc('\n', f);
     }
     if (r->nsla > 0) {
         fputs("\n  SLA (pass when the 95% CI's upper end meets the target)\n", f);
@@ -155,6 +175,7 @@ void report_json(FILE *f, const run_result *r, double wall_s)
         jw_obj_begin(&w, "drops");
         jw_int(&w, "queue_full", (long long)e->drop_queue_full);
         jw_int(&w, "timeout", (long long)e->drop_timeout);
+        jw_int(&w, "policy", (long long)e->drop_policy);
         jw_obj_end(&w);
         json_ci(&w, "drop_rate", &e->drop_rate);
         json_ci(&w, "utilization", &e->utilization);
@@ -218,6 +239,44 @@ void report_json(FILE *f, const run_result *r, double wall_s)
         jw_num(&w, "gpu_hours", r->gpu_hours);
         jw_obj_end(&w);
     }
+    if (c->degrade.nmodes > 0) {
+        jw_obj_begin(&w, "degradation");
+        jw_arr_begin(&w, "modes");
+        for (int m = 0; m < c->degrade.nmodes; m++)
+            jw_str(&w, NULL, MODE_NAMES[c->degrade.modes[m]]);
+        jw_arr_end(&w);
+        jw_arr_begin(&w, "level_share");        /* [k]: share of time with modes[0..k-1] on */
+        for (int l = 0; l <= c->degrade.nmodes; l++)
+            jw_num(&w, NULL, r->level_share[l]);
+        jw_arr_end(&w);
+        jw_num(&w, "changes_per_hour", r->mode_changes_per_hour);
+        jw_arr_begin(&w, "timeline");           /* replication 0, warm-up included */
+        for (int k = 0; k < r->ntimeline; k++) {
+            jw_obj_begin(&w, NULL);
+            jw_num(&w, "t_s", r->timeline[k].t_s);
+            jw_int(&w, "level", r->timeline[k].level);
+            jw_str(&w, "mode", r->timeline[k].level ? MODE_NAMES[c->degrade.modes[r->timeline[k].level - 1]]
+                                                    : "normal");
+            jw_obj_end(&w);
+        }
+        jw_arr_end(&w);
+        jw_obj_end(&w);
+    }
+    jw_obj_begin(&w, "alert_counts");           /* firings, all replications' windows */
+    for (int a = 0; a < ALERT_NRULES; a++)
+        jw_int(&w, ALERT_NAMES[a], (long long)r->alert_count[a]);
+    jw_obj_end(&w);
+    jw_arr_begin(&w, "alerts");                 /* replication 0, warm-up included */
+    for (int k = 0; k < r->nalerts; k++) {
+        jw_obj_begin(&w, NULL);
+        jw_num(&w, "t_s", r->alerts[k].t_s);
+        jw_str(&w, "rule", ALERT_NAMES[r->alerts[k].rule]);
+        if (r->alerts[k].gpu >= 0)
+            jw_int(&w, "gpu", r->alerts[k].gpu);
+        jw_num(&w, "value", r->alerts[k].value);
+        jw_obj_end(&w);
+    }
+    jw_arr_end(&w);
     jw_arr_begin(&w, "sla");
     for (int k = 0; k < r->nsla; k++) {
         const sla_verdict *v = &r->sla[k];
@@ -354,6 +413,8 @@ void report_prom(FILE *f, const run_result *r)
                 c->stages[s].name, (unsigned long long)r->stage[s].drop_queue_full);
         fprintf(f, "vlsim_stage_drops_total{stage=\"%s\",reason=\"timeout\"} %llu\n",
                 c->stages[s].name, (unsigned long long)r->stage[s].drop_timeout);
+        fprintf(f, "vlsim_stage_drops_total{stage=\"%s\",reason=\"policy\"} %llu\n",
+                c->stages[s].name, (unsigned long long)r->stage[s].drop_policy);
     }
     fputs("# HELP vlsim_stage_utilization Mean fraction of a stage's servers busy.\n"
           "# TYPE vlsim_stage_utilization gauge\n", f);

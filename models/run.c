@@ -21,7 +21,7 @@ typedef struct {
 
 typedef struct {
     lat_digest wait, service, sojourn;
-    uint64_t arrivals, completed, drop_queue_full, drop_timeout;
+    uint64_t arrivals, completed, drop_queue_full, drop_timeout, drop_policy;
     double drop_rate, utilization, mean_queue_len, p_wait, batch_mean;
     uint64_t sampled_out, batches;
     uint64_t *batch_counts;      /* GPU stages, max_batch + 1 */
@@ -40,6 +40,8 @@ typedef struct {
     uint64_t queries, proactive, answered, unanswered;
     uint64_t resp_le[CFG_MAX_BUCKETS + 1];
     uint64_t arrivals, completed, dropped, sampled_out, events, peak_in_flight;
+    double level_ms[CFG_MAX_MODES + 1];
+    uint64_t mode_changes, alert_count[ALERT_NRULES];
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
     double drop_rate;
 } rep_digest;
@@ -47,6 +49,7 @@ typedef struct {
 typedef struct {
     const scenario_cfg *cfg;
     double warmup_ms;
+    run_result *res;             /* replication 0 writes its timeline here */
     rep_digest *dig;
     char (*errs)[256];           /* per replication */
 } run_ctx;
@@ -136,7 +139,9 @@ static int run_one(void *vctx, int r)
             sd->completed = st->completed;
             sd->drop_queue_full = st->drop_queue_full;
             sd->drop_timeout = st->drop_timeout;
-            sd->drop_rate = ratio(st->drop_queue_full + st->drop_timeout, st->arrivals);
+            sd->drop_policy = st->drop_policy;
+            sd->drop_rate = ratio(st->drop_queue_full + st->drop_timeout + st->drop_policy,
+                                  st->arrivals);
             sd->utilization = st->utilization;
             sd->mean_queue_len = st->mean_queue_len;
             sd->p_wait = ratio(st->waited, st->completed);
@@ -151,6 +156,15 @@ static int run_one(void *vctx, int r)
                 sd->batch_mean = ratio(items, st->batches);
             }
             memcpy(sd->le, st->le, sizeof sd->le);
+        }
+        memcpy(d->level_ms, rs.level_ms, sizeof d->level_ms);
+        d->mode_changes = rs.mode_changes;
+        memcpy(d->alert_count, rs.alert_count, sizeof d->alert_count);
+        if (r == 0) {                    /* replication 0's timeline stands for the run */
+            c->res->ntimeline = rs.ntimeline;
+            memcpy(c->res->timeline, rs.timeline, sizeof rs.timeline);
+            c->res->nalerts = rs.nalerts;
+            memcpy(c->res->alerts, rs.alerts, sizeof rs.alerts);
         }
         d->e2e = digest_hist(&rs.e2e);
         d->response = digest_hist(&rs.response);
@@ -224,6 +238,7 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
             se->completed += sd->completed;
             se->drop_queue_full += sd->drop_queue_full;
             se->drop_timeout += sd->drop_timeout;
+            se->drop_policy += sd->drop_policy;
             for (int k = 0; k <= CFG_MAX_BUCKETS; k++)
                 se->le[k] += sd->le[k];
             se->sampled_out += sd->sampled_out;
@@ -273,6 +288,14 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
             res->resp_le[k] += dig[r].resp_le[k];
     }
     res->response = estimate(tmp, n);
+    double window_ms = cfg->duration_s * 1000.0;
+    for (int r = 0; r < n; r++) {
+        for (int l = 0; l <= CFG_MAX_MODES; l++)
+            res->level_share[l] += dig[r].level_ms[l] / window_ms / n;
+        res->mode_changes_per_hour += (double)dig[r].mode_changes / (cfg->duration_s / 3600.0) / n;
+        for (int a = 0; a < ALERT_NRULES; a++)
+            res->alert_count[a] += dig[r].alert_count[a];
+    }
     for (int g = 0; g < res->ngpus; g++) {
         for (int r = 0; r < n; r++)
             col[r] = dig[r].gpu[g].utilization;
@@ -411,7 +434,7 @@ int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
     res->nrep = n;
     res->warmup_auto = cfg->warmup_auto;
     res->warmup_ms = cfg->warmup_s * 1000.0;
-    run_ctx c = { cfg, 0.0, calloc((size_t)n, sizeof(rep_digest)), calloc((size_t)n, 256) };
+    run_ctx c = { cfg, 0.0, res, calloc((size_t)n, sizeof(rep_digest)), calloc((size_t)n, 256) };
     int rc = (result_alloc(cfg, res) != 0 || !c.dig || !c.errs) ? -1 : 0;
     for (int r = 0; r < n && rc == 0; r++)
         rc = digest_alloc(cfg, &c.dig[r]);

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include "models/config.h"
+#include "models/pipeline.h"
 #include "sim/mser.h"
 #include "sim/stats.h"
 
@@ -27,7 +28,7 @@ typedef struct {
 
 typedef struct {
     lat_est wait, service, sojourn;
-    uint64_t arrivals, completed, drop_queue_full, drop_timeout;   /* totals */
+    uint64_t arrivals, completed, drop_queue_full, drop_timeout, drop_policy;   /* totals */
     stats_ci drop_rate, utilization, mean_queue_len;
     stats_ci p_wait;                    /* fraction of completed items that waited */
     uint64_t sampled_out;               /* total */
@@ -72,6 +73,14 @@ typedef struct {
     double cost_per_stream_hour; /* gpu_hour_usd x gpus / streams; NaN without streams */
     sla_verdict sla[CFG_MAX_SLA];
     int nsla;
+    /* degradation and alerts */
+    double level_share[CFG_MAX_MODES + 1];  /* mean fraction of the window at each level */
+    double mode_changes_per_hour;           /* mean over replications */
+    mode_change timeline[PIPE_MAX_TIMELINE];/* replication 0, warm-up included */
+    int ntimeline;
+    alert_event alerts[PIPE_MAX_ALERTS];    /* replication 0, warm-up included */
+    int nalerts;
+    uint64_t alert_count[ALERT_NRULES];     /* firings in the measured windows, all replications */
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
     double e2e_sum;
     uint64_t events;             /* over all replications (and the pilot) */

@@ -337,11 +337,33 @@ static double stage_rate_hz(const scenario_cfg *cfg, int s)
     return rate;
 }
 
+/* The mean time the jitter sources add to an item's service. */
+static double jitter_mean_ms(const stage_cfg *st)
+{
+    double ms = 0, p = 1;
+    for (int k = 1; k <= st->retransmit.max_retries && st->retransmit.loss > 0; k++) {
+        p *= st->retransmit.loss;                  /* P(at least k retransmissions) */
+        ms += p * st->retransmit.rtt_ms;
+    }
+    if (st->cache_miss.prob > 0)
+        ms += st->cache_miss.prob * st->cache_miss.ms_per_token * st->cache_miss.context_tokens;
+    return ms;
+}
+
+/* A worker stage's mean service time, jitter sources included. */
+static double worker_ms_per_item(const stage_cfg *st)
+{
+    double ms = dist_mean(&st->service);
+    if (st->gop.length > 0)                        /* one I-frame per GOP */
+        ms *= (st->gop.length - 1 + st->gop.i_factor) / st->gop.length;
+    return ms + jitter_mean_ms(st);
+}
+
 /* GPU stage: the least GPU time per item, at a full batch. */
 static double gpu_ms_per_item(const stage_cfg *st)
 {
     double ms = st->has_table ? cfg_table_ms(&st->table, st->max_batch) : dist_mean(&st->service);
-    return ms / st->max_batch;
+    return ms / st->max_batch + jitter_mean_ms(st);
 }
 
 static int pool_of(const scenario_cfg *cfg, int s)
@@ -356,7 +378,7 @@ double run_offered_load(const scenario_cfg *cfg, int s)
 {
     const stage_cfg *st = &cfg->stages[s];
     if (st->on != RES_GPU)
-        return stage_rate_hz(cfg, s) * dist_mean(&st->service) / 1000.0 / st->servers;
+        return stage_rate_hz(cfg, s) * worker_ms_per_item(st) / 1000.0 / st->servers;
     /* A GPU stage shares its GPUs with the other stages of its pool: the
      * load is theirs together, at full batches (a lower bound). */
     int pool = pool_of(cfg, s);

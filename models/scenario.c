@@ -34,6 +34,8 @@ typedef struct {
     char *err;
     size_t errlen;
     int ndists;              /* distribution nodes built so far */
+    uint64_t reorder_unset;  /* bit s: stage s has a gop without reorder_ms (default
+                                resolved once the workload is known) */
 } loader;
 
 /* Messages are one line, whatever the inputs held. */
@@ -1165,15 +1167,133 @@ static int read_keep(loader *ld, const yaml_node_t *map, const char *path, stage
                 "(keep every Nth frame)");
 }
 
+/* ---- jitter sources ---------------------------------------------------- */
+
+/* A probability in (0, 1) (below1) or (0, 1]. */
+static int read_prob(loader *ld, const yaml_node_t *v, const char *path, bool below1,
+                     double *out)
+{
+    if (read_double(ld, v, path, POSITIVE, out))
+        return -1;
+    if (below1 && !(*out < 1))
+        return fail(ld, v, path, "must be < 1, got %s", text_of(v));
+    if (!below1 && !(*out <= 1))
+        return fail(ld, v, path, "must be <= 1, got %s", text_of(v));
+    return 0;
+}
+
+/* retransmit: {loss: 0.02, rtt_ms: 40, max_retries: 3} */
+static int read_retransmit(loader *ld, const yaml_node_t *map, const char *path,
+                           retransmit_cfg *r)
+{
+    static const char *const keys[] = {"loss", "rtt_ms", "max_retries", NULL};
+    char kpath[SCN_PATH_LEN];
+    const yaml_node_t *v;
+    retransmit_cfg t = {.max_retries = 3};
+    if (check_keys(ld, map, path, "a mapping such as {loss: 0.02, rtt_ms: 40, max_retries: 3}",
+                   keys))
+        return -1;
+    path_key(kpath, path, "loss");
+    if (!(v = need(ld, map, path, "loss")) || read_prob(ld, v, kpath, true, &t.loss))
+        return -1;
+    path_key(kpath, path, "rtt_ms");
+    if (!(v = need(ld, map, path, "rtt_ms")) || read_double(ld, v, kpath, POSITIVE, &t.rtt_ms))
+        return -1;
+    path_key(kpath, path, "max_retries");
+    if ((v = get(ld, map, "max_retries")) && read_int(ld, v, kpath, 1, &t.max_retries))
+        return -1;
+    *r = t;
+    return 0;
+}
+
+/* gop: {length: 15, i_factor: 3.5, b_frames: 2, reorder_ms: 66}; *reorder_unset
+ * says reorder_ms was omitted (its default needs the workload). */
+static int read_gop(loader *ld, const yaml_node_t *map, const char *path, gop_cfg *g,
+                    bool *reorder_unset)
+{
+    static const char *const keys[] = {"length", "i_factor", "b_frames", "reorder_ms", NULL};
+    char kpath[SCN_PATH_LEN];
+    const yaml_node_t *v;
+    gop_cfg t = {.i_factor = 1};
+    if (check_keys(ld, map, path, "a mapping such as {length: 15, i_factor: 3.5, b_frames: 2}",
+                   keys))
+        return -1;
+    path_key(kpath, path, "length");
+    if (!(v = need(ld, map, path, "length")) || read_int(ld, v, kpath, 1, &t.length))
+        return -1;
+    path_key(kpath, path, "i_factor");
+    if ((v = get(ld, map, "i_factor"))) {
+        if (read_double(ld, v, kpath, ANY, &t.i_factor))
+            return -1;
+        if (!(t.i_factor >= 1))
+            return fail(ld, v, kpath, "must be >= 1 (an I-frame costs at least a P-frame), "
+                        "got %s", text_of(v));
+    }
+    path_key(kpath, path, "b_frames");
+    if ((v = get(ld, map, "b_frames"))) {
+        if (read_int(ld, v, kpath, 0, &t.b_frames))
+            return -1;
+        if (t.b_frames >= t.length)
+            return fail(ld, v, kpath, "must be < length (%d), got %s", t.length, text_of(v));
+    }
+    path_key(kpath, path, "reorder_ms");
+    *reorder_unset = !(v = get(ld, map, "reorder_ms"));
+    if (v && read_double(ld, v, kpath, NONNEGATIVE, &t.reorder_ms))
+        return -1;
+    *g = t;
+    return 0;
+}
+
+/* cache_miss: {prob: 0.1, ms_per_token: 0.01, context_tokens: 4096} */
+static int read_cache_miss(loader *ld, const yaml_node_t *map, const char *path,
+                           cache_miss_cfg *m)
+{
+    static const char *const keys[] = {"prob", "ms_per_token", "context_tokens", NULL};
+    char kpath[SCN_PATH_LEN];
+    const yaml_node_t *v;
+    cache_miss_cfg t = {0};
+    if (check_keys(ld, map, path, "a mapping such as {prob: 0.1, ms_per_token: 0.01, "
+                   "context_tokens: 4096}", keys))
+        return -1;
+    path_key(kpath, path, "prob");
+    if (!(v = need(ld, map, path, "prob")) || read_prob(ld, v, kpath, false, &t.prob))
+        return -1;
+    path_key(kpath, path, "ms_per_token");
+    if (!(v = need(ld, map, path, "ms_per_token"))
+        || read_double(ld, v, kpath, POSITIVE, &t.ms_per_token))
+        return -1;
+    path_key(kpath, path, "context_tokens");
+    if (!(v = need(ld, map, path, "context_tokens"))
+        || read_double(ld, v, kpath, POSITIVE, &t.context_tokens))
+        return -1;
+    *m = t;
+    return 0;
+}
+
+/* A gop without reorder_ms holds a B-frame for b_frames frame intervals of
+ * a periodic workload (it waits for its future reference), else 0. Runs
+ * after everything is loaded, wherever the workload was written. */
+static void resolve_gop_defaults(const loader *ld, scenario_cfg *c)
+{
+    const workload_cfg *w = &c->workload;
+    double interval = w->arrival == ARRIVAL_PERIODIC && w->fps > 0 ? 1000.0 / w->fps : 0;
+    for (int s = 0; s < c->nstages; s++)
+        if (ld->reorder_unset >> s & 1)
+            c->stages[s].gop.reorder_ms = c->stages[s].gop.b_frames * interval;
+}
+
 /* ---- stages ------------------------------------------------------------ */
 
-static int read_stage(loader *ld, const yaml_node_t *map, const char *path, stage_cfg *s)
+static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int idx,
+                      stage_cfg *s)
 {
     static const char *const keys[] = {
         "name", "on", "servers", "workers", "service", "queue", "timeout_ms",
-        "max_batch", "batch_timeout_ms", "priority", "keep", NULL};
+        "max_batch", "batch_timeout_ms", "priority", "keep", "retransmit", "gop",
+        "cache_miss", NULL};
     static const char *const resources[] = {"workers", "nvdec", "gpu", NULL};
     static const char *const gpu_only[] = {"max_batch", "batch_timeout_ms", "priority", NULL};
+    static const char *const workers_only[] = {"retransmit", "gop", NULL};
     char kpath[SCN_PATH_LEN], name[CFG_NAME_MAX];
     const yaml_node_t *v, *k;
 
@@ -1205,6 +1325,10 @@ static int read_stage(loader *ld, const yaml_node_t *map, const char *path, stag
     if (!gpu && (k = first_key_of(ld, map, gpu_only))) {
         path_key(kpath, path, text_of(k));
         return fail(ld, k, kpath, "applies only to on: gpu stages");
+    }
+    if (gpu && (k = first_key_of(ld, map, workers_only))) {
+        path_key(kpath, path, text_of(k));
+        return fail(ld, k, kpath, "applies only to worker stages (on: workers or nvdec)");
     }
 
     path_key(kpath, path, "service");
@@ -1240,6 +1364,18 @@ static int read_stage(loader *ld, const yaml_node_t *map, const char *path, stag
     path_key(kpath, path, "keep");
     if ((v = get(ld, map, "keep")) && read_keep(ld, v, kpath, s))
         return -1;
+    path_key(kpath, path, "retransmit");
+    if ((v = get(ld, map, "retransmit")) && read_retransmit(ld, v, kpath, &s->retransmit))
+        return -1;
+    path_key(kpath, path, "gop");
+    bool reorder_unset = false;
+    if ((v = get(ld, map, "gop")) && read_gop(ld, v, kpath, &s->gop, &reorder_unset))
+        return -1;
+    if (reorder_unset)
+        ld->reorder_unset |= (uint64_t)1 << idx;
+    path_key(kpath, path, "cache_miss");
+    if ((v = get(ld, map, "cache_miss")) && read_cache_miss(ld, v, kpath, &s->cache_miss))
+        return -1;
     return 0;
 }
 
@@ -1261,7 +1397,7 @@ static int read_stages(loader *ld, const yaml_node_t *list, scenario_cfg *c)
     for (size_t i = 0; i < n; i++) {
         const yaml_node_t *st = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
         path_index(ipath, "stages", i);
-        if (read_stage(ld, st, ipath, &c->stages[i]))
+        if (read_stage(ld, st, ipath, (int)i, &c->stages[i]))
             return -1;
         for (size_t j = 0; j < i; j++)
             if (strcmp(c->stages[j].name, c->stages[i].name) == 0) {
@@ -1574,6 +1710,7 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
         return -1;
     if ((v = get(ld, root, "sla")) && read_sla(ld, v, c))
         return -1;
+    resolve_gop_defaults(ld, c);
     return 0;
 }
 

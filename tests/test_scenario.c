@@ -1699,3 +1699,340 @@ Test(scenario, sla_too_many_lines)
         o += (size_t)snprintf(yaml + o, sizeof yaml - o, "  - {metric: frame, percentile: 99, ms: 100}\n");
     expect_error(yaml, "5:3: sla: ", "at most 16 SLA lines, got 17");
 }
+
+/* ---- jitter sources: retransmit, gop, cache_miss ------------------------ */
+
+/* After WITH_SERVICE a stage key goes on line 7: "    retransmit: {" puts
+ * its '{' at column 17 and the first value at 24; "    gop: {" puts the
+ * '{' at 10 and the first value at 19; "    cache_miss: {" as retransmit. */
+
+Test(scenario, retransmit_loss_zero)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 10}")
+                 "    retransmit: {loss: 0, rtt_ms: 40}\n",
+                 "7:24: stages[0].retransmit.loss: ", "must be > 0, got 0");
+}
+
+Test(scenario, retransmit_loss_one)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 10}")
+                 "    retransmit: {loss: 1, rtt_ms: 40}\n",
+                 "7:24: stages[0].retransmit.loss: ", "must be < 1, got 1");
+}
+
+Test(scenario, retransmit_missing_rtt)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 10}")
+                 "    retransmit: {loss: 0.02}\n",
+                 "7:17: stages[0].retransmit: ", "missing required key 'rtt_ms'");
+}
+
+Test(scenario, retransmit_missing_loss)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 10}")
+                 "    retransmit:\n"
+                 "      rtt_ms: 40\n",
+                 "8:7: stages[0].retransmit: ", "missing required key 'loss'");
+}
+
+Test(scenario, retransmit_zero_rtt)
+{
+    /* "    retransmit: {loss: 0.02, rtt_ms: 0}": 0.02 at 24-27, ", " 28-29,
+     * "rtt_ms:" 30-36, the value at 38 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 10}")
+                 "    retransmit: {loss: 0.02, rtt_ms: 0}\n",
+                 "7:38: stages[0].retransmit.rtt_ms: ", "must be > 0, got 0");
+}
+
+Test(scenario, retransmit_zero_max_retries)
+{
+    /* ... "rtt_ms: 40" (40 at 38-39), ", " 40-41, "max_retries:" 42-53, value at 55 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 10}")
+                 "    retransmit: {loss: 0.02, rtt_ms: 40, max_retries: 0}\n",
+                 "7:55: stages[0].retransmit.max_retries: ", "must be >= 1, got 0");
+}
+
+Test(scenario, retransmit_fractional_max_retries)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 10}")
+                 "    retransmit: {loss: 0.02, rtt_ms: 40, max_retries: 2.5}\n",
+                 "7:55: stages[0].retransmit.max_retries: ", "expected an integer, got 2.5");
+}
+
+Test(scenario, retransmit_on_gpu_stage)
+{
+    expect_error(GPU_STAGE
+                 "    retransmit: {loss: 0.02, rtt_ms: 40}\n"
+                 "    service: {dist: constant, ms: 1}\n",
+                 "7:5: stages[0].retransmit: ", "applies only to worker stages");
+}
+
+Test(scenario, retransmit_stage_key_typo)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 10}")
+                 "    retransmits: {loss: 0.02, rtt_ms: 40}\n",
+                 "7:5: stages[0].retransmits: ", "unknown key; did you mean 'retransmit'?");
+}
+
+Test(scenario, retransmit_rtt_without_unit)
+{
+    /* "    retransmit: {loss: 0.1, rtt: 40}": 0.1 at 24-26, ", " 27-28, rtt at 29 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 10}")
+                 "    retransmit: {loss: 0.1, rtt: 40}\n",
+                 "7:29: stages[0].retransmit.rtt: ", "unknown key; did you mean 'rtt_ms'?");
+}
+
+Test(scenario, retransmit_not_a_mapping)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 10}")
+                 "    retransmit: 0.02\n",
+                 "7:17: stages[0].retransmit: ", "expected a mapping such as {loss: 0.02");
+}
+
+Test(scenario, gop_missing_length)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {i_factor: 3}\n",
+                 "7:10: stages[0].gop: ", "missing required key 'length'");
+}
+
+Test(scenario, gop_zero_length)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 0}\n",
+                 "7:19: stages[0].gop.length: ", "must be >= 1, got 0");
+}
+
+Test(scenario, gop_fractional_length)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 15.5}\n",
+                 "7:19: stages[0].gop.length: ", "expected an integer, got 15.5");
+}
+
+Test(scenario, gop_i_factor_below_one)
+{
+    /* "    gop: {length: 15, i_factor: 0.5}": 15 at 19-20, ", " 21-22,
+     * "i_factor:" 23-31, the value at 33 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 15, i_factor: 0.5}\n",
+                 "7:33: stages[0].gop.i_factor: ", "must be >= 1");
+}
+
+Test(scenario, gop_b_frames_not_below_length)
+{
+    /* "    gop: {length: 3, b_frames: 3}": 3 at 19, ", " 20-21, "b_frames:" 22-30, value at 32 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 3, b_frames: 3}\n",
+                 "7:32: stages[0].gop.b_frames: ", "must be < length (3), got 3");
+}
+
+Test(scenario, gop_negative_b_frames)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 15, b_frames: -1}\n",
+                 "7:33: stages[0].gop.b_frames: ", "must be >= 0, got -1");
+}
+
+Test(scenario, gop_negative_reorder)
+{
+    /* ... "b_frames: 2" (2 at 33), ", " 34-35, "reorder_ms:" 36-46, value at 48 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 15, b_frames: 2, reorder_ms: -5}\n",
+                 "7:48: stages[0].gop.reorder_ms: ", "must be >= 0, got -5");
+}
+
+Test(scenario, gop_key_typo)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 15, bframes: 2}\n",
+                 "7:23: stages[0].gop.bframes: ", "unknown key; did you mean 'b_frames'?");
+}
+
+Test(scenario, gop_on_gpu_stage_written_before_on)
+{
+    /* "stages: [{name: enc, gop: ...": '{' at 10, "name:" 11-15, enc 17-19, ", " 20-21, gop at 22 */
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: periodic, streams: 1, fps: 30}\n"
+                 "cluster: {gpus: 1}\n"
+                 "stages: [{name: enc, gop: {length: 15}, on: gpu, service: {dist: constant, ms: 1}}]\n",
+                 "4:22: stages[0].gop: ", "applies only to worker stages");
+}
+
+Test(scenario, gop_error_in_second_stage_block_style)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: periodic, streams: 2, fps: 30}\n"
+                 "stages:\n"
+                 "  - name: capture\n"
+                 "    service: {dist: constant, ms: 10}\n"
+                 "  - name: decode\n"
+                 "    on: nvdec\n"
+                 "    service: {dist: constant, ms: 2}\n"
+                 "    gop:\n"
+                 "      length: 12\n"
+                 "      b_frames: 12\n",
+                 "11:17: stages[1].gop.b_frames: ", "must be < length (12), got 12");
+}
+
+Test(scenario, cache_miss_prob_above_one)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    cache_miss: {prob: 1.5, ms_per_token: 0.01, context_tokens: 4096}\n",
+                 "7:24: stages[0].cache_miss.prob: ", "must be <= 1, got 1.5");
+}
+
+Test(scenario, cache_miss_prob_zero)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    cache_miss: {prob: 0, ms_per_token: 0.01, context_tokens: 4096}\n",
+                 "7:24: stages[0].cache_miss.prob: ", "must be > 0, got 0");
+}
+
+Test(scenario, cache_miss_zero_ms_per_token)
+{
+    /* 0.1 at 24-26, ", " 27-28, "ms_per_token:" 29-41, value at 43 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    cache_miss: {prob: 0.1, ms_per_token: 0, context_tokens: 4096}\n",
+                 "7:43: stages[0].cache_miss.ms_per_token: ", "must be > 0, got 0");
+}
+
+Test(scenario, cache_miss_missing_context)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    cache_miss: {prob: 0.1, ms_per_token: 0.01}\n",
+                 "7:17: stages[0].cache_miss: ", "missing required key 'context_tokens'");
+}
+
+Test(scenario, cache_miss_on_gpu_stage_checks_values)
+{
+    /* a gpu stage takes cache_miss, so the error is the value's */
+    expect_error(GPU_STAGE
+                 "    service: {dist: constant, ms: 1}\n"
+                 "    cache_miss:\n"
+                 "      prob: 0.1\n"
+                 "      ms_per_token: 0.01\n"
+                 "      context_tokens: -4096\n",
+                 "11:23: stages[0].cache_miss.context_tokens: ", "must be > 0, got -4096");
+}
+
+Test(scenario, cache_miss_stage_key_typo)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    cache-miss: {prob: 0.1, ms_per_token: 0.01, context_tokens: 4096}\n",
+                 "7:5: stages[0].cache-miss: ", "unknown key; did you mean 'cache_miss'?");
+}
+
+Test(scenario, cache_miss_tokens_as_quoted_string)
+{
+    /* 0.1 at 24-26, "ms_per_token: 0.01" 29-46, ", " 47-48,
+     * "context_tokens:" 49-63, value at 65 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    cache_miss: {prob: 0.1, ms_per_token: 0.01, context_tokens: \"4k\"}\n",
+                 "7:65: stages[0].cache_miss.context_tokens: ", "quoted string \"4k\"");
+}
+
+/* The workload comes after the stages: the reorder default (b_frames frame
+ * intervals) is resolved once everything is loaded. */
+Test(scenario, jitter_sources_load)
+{
+    static const char yaml[] =
+        "duration_s: 60\n"
+        "cluster: {gpus: 1}\n"
+        "stages:\n"
+        "  - name: capture\n"
+        "    servers: 64\n"
+        "    service: {dist: constant, ms: 12}\n"
+        "    retransmit: {loss: 0.02, rtt_ms: 40}\n"
+        "  - name: decode\n"
+        "    on: nvdec\n"
+        "    servers: 8\n"
+        "    service: {dist: constant, ms: 2}\n"
+        "    gop: {length: 15, i_factor: 3.5, b_frames: 2}\n"
+        "  - name: decode2\n"
+        "    service: {dist: constant, ms: 2}\n"
+        "    gop: {length: 12, b_frames: 3, reorder_ms: 66}\n"
+        "    retransmit: {loss: 0.5, rtt_ms: 7.5, max_retries: 6}\n"
+        "    cache_miss: {prob: 1, ms_per_token: 0.5, context_tokens: 3}\n"
+        "  - name: llm_prefill\n"
+        "    on: gpu\n"
+        "    service: {table: [{batch: 1, ms: 9}]}\n"
+        "    cache_miss: {prob: 0.1, ms_per_token: 0.01, context_tokens: 4096}\n"
+        "  - name: plain\n"
+        "    service: {dist: constant, ms: 1}\n"
+        "workload: {arrival: periodic, streams: 4, fps: 15}\n";
+    scenario_cfg c;
+    expect_ok(yaml, &c);
+    cr_assert_eq(c.nstages, 5);
+    const stage_cfg *cap = &c.stages[0], *dec = &c.stages[1], *d2 = &c.stages[2];
+    const stage_cfg *pre = &c.stages[3], *pl = &c.stages[4];
+
+    cr_expect_float_eq(cap->retransmit.loss, 0.02, 1e-15);
+    cr_expect_float_eq(cap->retransmit.rtt_ms, 40, 1e-12);
+    cr_expect_eq(cap->retransmit.max_retries, 3);            /* default */
+    cr_expect_eq(cap->gop.length, 0);
+    cr_expect_eq(cap->cache_miss.prob, 0);
+
+    cr_expect_eq(dec->on, RES_WORKERS);
+    cr_expect_eq(dec->gop.length, 15);
+    cr_expect_float_eq(dec->gop.i_factor, 3.5, 1e-12);
+    cr_expect_eq(dec->gop.b_frames, 2);
+    cr_expect_float_eq(dec->gop.reorder_ms, 2 * 1000.0 / 15, 1e-9);   /* 133.33 ms */
+    cr_expect_eq(dec->retransmit.loss, 0);
+
+    cr_expect_eq(d2->gop.length, 12);
+    cr_expect_float_eq(d2->gop.i_factor, 1, 1e-15);          /* default */
+    cr_expect_eq(d2->gop.b_frames, 3);
+    cr_expect_float_eq(d2->gop.reorder_ms, 66, 1e-12);       /* given: no default */
+    cr_expect_float_eq(d2->retransmit.loss, 0.5, 1e-15);
+    cr_expect_float_eq(d2->retransmit.rtt_ms, 7.5, 1e-12);
+    cr_expect_eq(d2->retransmit.max_retries, 6);
+    cr_expect_float_eq(d2->cache_miss.prob, 1, 1e-15);       /* prob 1 allowed */
+    cr_expect_float_eq(d2->cache_miss.ms_per_token, 0.5, 1e-15);
+    cr_expect_float_eq(d2->cache_miss.context_tokens, 3, 1e-15);
+
+    cr_expect_eq(pre->on, RES_GPU);
+    cr_expect_float_eq(pre->cache_miss.prob, 0.1, 1e-15);
+    cr_expect_float_eq(pre->cache_miss.ms_per_token, 0.01, 1e-15);
+    cr_expect_float_eq(pre->cache_miss.context_tokens, 4096, 1e-12);
+    cr_expect_eq(pre->retransmit.loss, 0);
+    cr_expect_eq(pre->gop.length, 0);
+
+    cr_expect_eq(pl->retransmit.loss, 0);                    /* all off */
+    cr_expect_eq(pl->gop.length, 0);
+    cr_expect_eq(pl->gop.reorder_ms, 0);
+    cr_expect_eq(pl->cache_miss.prob, 0);
+    cfg_free(&c);
+}
+
+Test(scenario, gop_reorder_default_workload_first)
+{
+    scenario_cfg c;
+    expect_ok("duration_s: 60\n"
+              "workload: {arrival: periodic, streams: 1, fps: 30}\n"
+              "stages:\n"
+              "  - {name: a, service: {dist: constant, ms: 2}, gop: {length: 16, b_frames: 3}}\n"
+              "  - {name: b, service: {dist: constant, ms: 2}, gop: {length: 1}}\n"
+              "  - {name: c, service: {dist: constant, ms: 2}, gop: {length: 8, b_frames: 1,"
+              " reorder_ms: 0}}\n",
+              &c);
+    cr_expect_float_eq(c.stages[0].gop.reorder_ms, 3 * 1000.0 / 30, 1e-9);   /* 100 ms */
+    cr_expect_eq(c.stages[1].gop.length, 1);                 /* every frame an I-frame */
+    cr_expect_float_eq(c.stages[1].gop.i_factor, 1, 1e-15);
+    cr_expect_eq(c.stages[1].gop.b_frames, 0);
+    cr_expect_eq(c.stages[1].gop.reorder_ms, 0);             /* no B-frames: 0 intervals */
+    cr_expect_eq(c.stages[2].gop.reorder_ms, 0);             /* given 0: kept */
+    cfg_free(&c);
+}
+
+Test(scenario, gop_reorder_default_poisson_is_zero)
+{
+    scenario_cfg c;
+    expect_ok("duration_s: 60\n"
+              "workload: {arrival: poisson, rate_hz: 30}\n"
+              "stages: [{name: a, service: {dist: constant, ms: 2}, gop: {length: 15, b_frames: 2}}]\n",
+              &c);
+    cr_expect_eq(c.stages[0].gop.b_frames, 2);
+    cr_expect_eq(c.stages[0].gop.reorder_ms, 0);             /* no frame interval */
+    cfg_free(&c);
+}

@@ -26,6 +26,9 @@ typedef struct {
     double fps;              /* periodic: frames per second per stream (> 0) */
     double jitter_ms;        /* periodic: sd of a Gaussian offset per frame (>= 0) */
     phase_kind phase;        /* periodic: random phase per stream, or all at t=0 */
+    int surge_streams;       /* periodic: extra streams that join for a while (flash crowd) */
+    double surge_at_s;       /* ... from this time (simulated seconds from the start) */
+    double surge_for_s;      /* ... for this long */
 } workload_cfg;
 
 typedef enum { ONFULL_DROP_NEWEST, ONFULL_DROP_OLDEST } onfull_kind;
@@ -96,6 +99,7 @@ typedef struct {
                                 sequence once and takes table(active) ms */
     int priority;            /* gpu_policy priority: higher first; default by canonical
                                 name: llm_decode 4, llm_prefill 3, reduce 2, encode 1, else 0 */
+    double budget_ms;        /* > 0: this stage's latency budget, for the budget table; 0 = none */
     /* jitter sources */
     retransmit_cfg retransmit;
     gop_cfg gop;

@@ -98,11 +98,6 @@ int gpu_setup(pipe_t *p)
         }
         order_stages(c, gp->order, gp->norder);
     }
-    if (c->workload.arrival == ARRIVAL_PERIODIC) {
-        p->stream_gpu = calloc((size_t)c->workload.streams, sizeof *p->stream_gpu);
-        if (!p->stream_gpu)
-            return -1;
-    }
     return 0;
 }
 
@@ -125,9 +120,7 @@ void gpu_free(pipe_t *p)
             free(p->gpu[g].order);
         }
     free(p->gpu);
-    free(p->stream_gpu);
     p->gpu = NULL;
-    p->stream_gpu = NULL;
 }
 
 /* ---- placement ------------------------------------------------------------ */

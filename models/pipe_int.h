@@ -87,8 +87,6 @@ typedef struct {
     station_t *stn;
     gpu_t *gpu;
     int ngpus;
-    uint32_t *stream_gpu;        /* periodic: the GPU index within each stage's pool
-                                    (before adding pool_first), per stream */
     item_t *items;
     uint32_t nitems, cap_items, free_head, in_flight;
     gsl_rng *arr_rng;

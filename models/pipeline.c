@@ -375,13 +375,25 @@ static double periodic_time(pipe_t *p, uint32_t j)
     return t < 0 ? 0 : t;
 }
 
+/* Schedule the next arrival of source j. A surge stream (j >= streams)
+ * emits only within [surge_at_s, surge_at_s + surge_for_s). */
 static int schedule_arrival(pipe_t *p, uint32_t j, double now)
 {
+    const workload_cfg *w = &p->cfg->workload;
     double t;
-    if (p->cfg->workload.arrival == ARRIVAL_POISSON)
+    if (w->arrival == ARRIVAL_POISSON) {
         t = now + dist_exp_draw(p->arr_rng, p->interarrival_ms);
-    else
+    } else {
+        if (j >= (uint32_t)w->streams) {
+            double at = w->surge_at_s * 1000.0, end = at + w->surge_for_s * 1000.0;
+            double nominal = p->phase[j] + (double)p->frame_no[j] * p->period_ms;
+            if (nominal < at)        /* before the surge: skip to its first frame */
+                p->frame_no[j] = (uint64_t)ceil((at - p->phase[j]) / p->period_ms);
+            if (p->phase[j] + (double)p->frame_no[j] * p->period_ms >= end)
+                return 0;            /* the surge is over for this stream */
+        }
         t = periodic_time(p, j);
+    }
     return ev_push(&p->evq, t, EV_ARRIVE, j, 0);
 }
 
@@ -537,7 +549,7 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
 {
     const scenario_cfg *cfg = p->cfg;
     const workload_cfg *w = &cfg->workload;
-    int nsrc = w->arrival == ARRIVAL_PERIODIC ? w->streams : 1;
+    int nsrc = w->arrival == ARRIVAL_PERIODIC ? w->streams + w->surge_streams : 1;
     p->free_head = NO_ITEM;
     p->cap_items = 1024;
     p->items = malloc(p->cap_items * sizeof *p->items);

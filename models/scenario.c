@@ -913,9 +913,12 @@ static int read_dist(loader *ld, const yaml_node_t *map, const char *path, int m
 static int read_workload(loader *ld, const yaml_node_t *map, workload_cfg *w)
 {
     static const char *const keys[] = {
-        "arrival", "rate_hz", "streams", "fps", "jitter_ms", "phase", NULL};
+        "arrival", "rate_hz", "streams", "fps", "jitter_ms", "phase",
+        "queries_per_min", "proactive_per_min", NULL};
     static const char *const poisson[] = {"arrival", "rate_hz", NULL};
-    static const char *const periodic[] = {"arrival", "streams", "fps", "jitter_ms", "phase", NULL};
+    static const char *const periodic[] = {
+        "arrival", "streams", "fps", "jitter_ms", "phase", "queries_per_min",
+        "proactive_per_min", NULL};
     static const char *const arrivals[] = {"poisson", "periodic", NULL};
     static const char *const phases[] = {"random", "aligned", NULL};
     const char *path = "workload";
@@ -951,6 +954,12 @@ static int read_workload(loader *ld, const yaml_node_t *map, workload_cfg *w)
             return -1;
         w->phase = phase == 0 ? PHASE_RANDOM : PHASE_ALIGNED;
     }
+    if ((v = get(ld, map, "queries_per_min"))
+        && read_double(ld, v, "workload.queries_per_min", NONNEGATIVE, &w->queries_per_min))
+        return -1;
+    if ((v = get(ld, map, "proactive_per_min"))
+        && read_double(ld, v, "workload.proactive_per_min", NONNEGATIVE, &w->proactive_per_min))
+        return -1;
     return 0;
 }
 
@@ -1290,9 +1299,11 @@ static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int 
     static const char *const keys[] = {
         "name", "on", "servers", "workers", "service", "queue", "timeout_ms",
         "max_batch", "batch_timeout_ms", "priority", "keep", "retransmit", "gop",
-        "cache_miss", NULL};
+        "cache_miss", "path", "response_tokens", "budget_ms", NULL};
     static const char *const resources[] = {"workers", "nvdec", "gpu", NULL};
-    static const char *const gpu_only[] = {"max_batch", "batch_timeout_ms", "priority", NULL};
+    static const char *const paths[] = {"frame", "response", NULL};
+    static const char *const gpu_only[] = {
+        "max_batch", "batch_timeout_ms", "priority", "response_tokens", NULL};
     static const char *const workers_only[] = {"retransmit", "gop", NULL};
     char kpath[SCN_PATH_LEN], name[CFG_NAME_MAX];
     const yaml_node_t *v, *k;
@@ -1303,6 +1314,14 @@ static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int 
     if (!(v = need(ld, map, path, "name")) || read_name(ld, v, kpath, name))
         return -1;
     cfg_stage_defaults(s, name);
+
+    int path_idx = 0;
+    path_key(kpath, path, "path");
+    if ((v = get(ld, map, "path"))) {
+        if (read_enum(ld, v, kpath, paths, &path_idx))
+            return -1;
+        s->path = path_idx == 0 ? PATH_FRAME : PATH_RESPONSE;   /* overrides the name's */
+    }
 
     int on = 0;
     path_key(kpath, path, "on");
@@ -1361,6 +1380,12 @@ static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int 
             return -1;
         s->priority = (int)prio;
     }
+    path_key(kpath, path, "response_tokens");
+    if ((v = get(ld, map, "response_tokens")) && read_int(ld, v, kpath, 1, &s->response_tokens))
+        return -1;
+    path_key(kpath, path, "budget_ms");
+    if ((v = get(ld, map, "budget_ms")) && read_double(ld, v, kpath, POSITIVE, &s->budget_ms))
+        return -1;
     path_key(kpath, path, "keep");
     if ((v = get(ld, map, "keep")) && read_keep(ld, v, kpath, s))
         return -1;
@@ -1603,17 +1628,22 @@ static int read_cluster(loader *ld, const yaml_node_t *map, const yaml_node_t *s
 
 /* ---- SLA --------------------------------------------------------------- */
 
-/* sla: [{metric: frame | STAGE, percentile: 50 | 90 | 95 | 99 | 99.9, ms: X}, ...] */
+/* sla: [{metric: frame | response | STAGE, percentile: 50 | 90 | 95 | 99 | 99.9,
+ * ms: X}, ...]; frame and response are the two paths' end-to-end latencies
+ * (a stage named like one of them cannot be meant by its sojourn). */
 static int read_sla(loader *ld, const yaml_node_t *list, scenario_cfg *c)
 {
     static const char *const keys[] = {"metric", "percentile", "ms", NULL};
     static const double percentiles[] = {50, 90, 95, 99, 99.9};
     char ipath[SCN_PATH_LEN], kpath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
-    const char *metrics[CFG_MAX_STAGES + 2];
-    metrics[0] = "frame";
+    const char *metrics[CFG_MAX_STAGES + 3];
+    int nm = 0;
+    metrics[nm++] = "frame";
+    metrics[nm++] = "response";
     for (int s = 0; s < c->nstages; s++)
-        metrics[s + 1] = c->stages[s].name;
-    metrics[c->nstages + 1] = NULL;
+        if (strcmp(c->stages[s].name, "frame") != 0 && strcmp(c->stages[s].name, "response") != 0)
+            metrics[nm++] = c->stages[s].name;
+    metrics[nm] = NULL;
     if (list->type != YAML_SEQUENCE_NODE)
         return fail(ld, list, "sla", "expected a list of SLA lines such as "
                     "[{metric: frame, percentile: 95, ms: 100}], got %s",
@@ -1651,6 +1681,259 @@ static int read_sla(loader *ld, const yaml_node_t *list, scenario_cfg *c)
     return 0;
 }
 
+/* ---- degradation controller and alert rules ---------------------------- */
+
+/* A fraction in [0, 1]. */
+static int read_unit(loader *ld, const yaml_node_t *v, const char *path, double *out)
+{
+    if (read_double(ld, v, path, NONNEGATIVE, out))
+        return -1;
+    if (!(*out <= 1))
+        return fail(ld, v, path, "must be <= 1, got %s", text_of(v));
+    return 0;
+}
+
+/* An optional number under key of map: absent leaves *out as it is. */
+static int read_opt(loader *ld, const yaml_node_t *map, const char *parent, const char *key,
+                    sign_rule rule, double *out)
+{
+    char kpath[SCN_PATH_LEN];
+    const yaml_node_t *v = get(ld, map, key);
+    path_key(kpath, parent, key);
+    return v ? read_double(ld, v, kpath, rule, out) : 0;
+}
+
+/* modes: [reduce_fps | reduce_quality | drop_response, ...], 1 to 3, each
+ * once; nodes[m] is the list item of mode m. */
+static int read_modes(loader *ld, const yaml_node_t *list, const char *path, degrade_cfg *d,
+                      const yaml_node_t *nodes[CFG_MAX_MODES])
+{
+    static const char *const names[] = {"reduce_fps", "reduce_quality", "drop_response", NULL};
+    static const mode_kind kinds[] = {MODE_REDUCE_FPS, MODE_REDUCE_QUALITY, MODE_DROP_RESPONSE};
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of modes in escalation order, such as "
+                    "[reduce_fps, reduce_quality, drop_response], got %s",
+                    describe(list, show, sizeof show));
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n < 1 || n > CFG_MAX_MODES)
+        return fail(ld, list, path, "must list 1 to %d modes, got %zu", CFG_MAX_MODES, n);
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *v = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        int m = 0;
+        path_index(ipath, path, i);
+        if (read_enum(ld, v, ipath, names, &m))
+            return -1;
+        for (size_t j = 0; j < i; j++)
+            if (d->modes[j] == kinds[m])
+                return fail(ld, v, ipath, "mode %s is listed twice (also %s[%zu])",
+                            names[m], path, j);
+        d->modes[i] = kinds[m];
+        nodes[i] = v;
+    }
+    d->nmodes = (int)n;
+    return 0;
+}
+
+/* reduce_quality: {scale: {STAGE: factor, ...}}: service-time factors of
+ * named stages while the mode is on. */
+static int read_quality(loader *ld, const yaml_node_t *map, const char *path,
+                        const scenario_cfg *c, degrade_cfg *d)
+{
+    static const char *const keys[] = {"scale", NULL};
+    char spath[SCN_PATH_LEN], kpath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16], all[512];
+    const char *names[CFG_MAX_STAGES + 1];
+    for (int s = 0; s < c->nstages; s++)
+        names[s] = c->stages[s].name;
+    names[c->nstages] = NULL;
+    if (check_keys(ld, map, path, "a mapping such as {scale: {encode: 0.5}}", keys))
+        return -1;
+    const yaml_node_t *scale = need(ld, map, path, "scale");
+    if (!scale)
+        return -1;
+    path_key(spath, path, "scale");
+    if (expect_mapping(ld, scale, spath, "a mapping of stage names to service-time factors "
+                       "such as {encode: 0.5, llm_prefill: 0.6}"))
+        return -1;
+    size_t n = (size_t)(scale->data.mapping.pairs.top - scale->data.mapping.pairs.start);
+    if (n == 0)
+        return fail(ld, scale, spath, "must name at least one stage");
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_pair_t *pair = scale->data.mapping.pairs.start + i;
+        const yaml_node_t *k = yaml_document_get_node(&ld->doc, pair->key);
+        const yaml_node_t *v = yaml_document_get_node(&ld->doc, pair->value);
+        if (k->type != YAML_SCALAR_NODE)
+            return fail(ld, k, spath, "stage names must be plain strings, not a %s",
+                        k->type == YAML_MAPPING_NODE ? "mapping" : "list");
+        const char *name = text_of(k);
+        path_key(kpath, spath, name);
+        for (size_t j = 0; j < i; j++) {
+            const yaml_node_t *k0 = yaml_document_get_node(&ld->doc, scale->data.mapping.pairs.start[j].key);
+            if (k0->type == YAML_SCALAR_NODE && strcmp(text_of(k0), name) == 0)
+                return fail(ld, k, kpath, "duplicate key (first given at line %zu)",
+                            k0->start_mark.line + 1);
+        }
+        int s = 0;
+        while (s < c->nstages && strcmp(c->stages[s].name, name) != 0)
+            s++;
+        if (s == c->nstages) {
+            const char *guess = closest(name, names);
+            if (guess)
+                return fail(ld, k, kpath, "unknown stage %s; did you mean '%s'?",
+                            quoted(name, show, sizeof show), guess);
+            return fail(ld, k, kpath, "unknown stage %s; stages: %s",
+                        quoted(name, show, sizeof show), joined(names, all, sizeof all));
+        }
+        if (read_double(ld, v, kpath, POSITIVE, &d->quality_scale[s]))
+            return -1;
+    }
+    return 0;
+}
+
+/* degradation: {modes: [...], p99_target_ms: X, ...} (see degrade_cfg). Read
+ * after the workload and the stages, wherever they were written. */
+static int read_degradation(loader *ld, const yaml_node_t *map, scenario_cfg *c)
+{
+    static const char *const keys[] = {
+        "modes", "interval_s", "window_s", "p99_target_ms", "high_water", "low_water",
+        "deescalate", "cooldown_s", "reduce_fps", "reduce_quality", NULL};
+    static const char *const fps_keys[] = {"fps", NULL};
+    const char *path = "degradation";
+    char kpath[SCN_PATH_LEN];
+    const yaml_node_t *v, *mode_node[CFG_MAX_MODES] = {0};
+    const workload_cfg *w = &c->workload;
+    degrade_cfg *d = &c->degrade;
+    bool has[CFG_MAX_MODES] = {false};
+
+    if (check_keys(ld, map, path, "a mapping such as {modes: [reduce_fps], p99_target_ms: 150, "
+                   "reduce_fps: {fps: 10}}", keys))
+        return -1;
+    path_key(kpath, path, "modes");
+    if (!(v = need(ld, map, path, "modes")) || read_modes(ld, v, kpath, d, mode_node))
+        return -1;
+    for (int m = 0; m < d->nmodes; m++) {
+        has[d->modes[m]] = true;
+        path_index(kpath, "degradation.modes", (size_t)m);
+        if (d->modes[m] == MODE_REDUCE_FPS && w->arrival != ARRIVAL_PERIODIC)
+            return fail(ld, mode_node[m], kpath, "reduce_fps needs a periodic workload "
+                        "(arrival: periodic); this one is poisson");
+        if (d->modes[m] == MODE_DROP_RESPONSE && !(w->proactive_per_min > 0))
+            return fail(ld, mode_node[m], kpath, "drop_response has nothing to drop: "
+                        "workload.proactive_per_min is 0");
+    }
+
+    if (read_opt(ld, map, path, "interval_s", POSITIVE, &d->interval_s)
+        || read_opt(ld, map, path, "window_s", POSITIVE, &d->window_s))
+        return -1;
+    if (!(d->window_s >= d->interval_s)) {
+        if ((v = get(ld, map, "window_s")))
+            return fail(ld, v, "degradation.window_s", "must be >= interval_s (%.10g), got %s",
+                        d->interval_s, text_of(v));
+        return fail(ld, get(ld, map, "interval_s"), "degradation.interval_s",
+                    "must be <= window_s (%.10g, the default), got %s", d->window_s,
+                    text_of(get(ld, map, "interval_s")));
+    }
+    if (!(v = need(ld, map, path, "p99_target_ms"))
+        || read_double(ld, v, "degradation.p99_target_ms", POSITIVE, &d->p99_target_ms))
+        return -1;
+
+    const yaml_node_t *hw = get(ld, map, "high_water"), *lw = get(ld, map, "low_water");
+    if ((hw && read_unit(ld, hw, "degradation.high_water", &d->high_water))
+        || (lw && read_unit(ld, lw, "degradation.low_water", &d->low_water)))
+        return -1;
+    if (!(d->low_water < d->high_water)) {
+        bool at_high = hw && (!lw || hw->start_mark.index > lw->start_mark.index);
+        if (at_high)
+            return fail(ld, hw, "degradation.high_water", "must be > low_water (%.10g), got %s",
+                        d->low_water, text_of(hw));
+        return fail(ld, lw, "degradation.low_water", "must be < high_water (%.10g), got %s",
+                    d->high_water, text_of(lw));
+    }
+    if ((v = get(ld, map, "deescalate"))) {
+        if (read_double(ld, v, "degradation.deescalate", POSITIVE, &d->deescalate))
+            return -1;
+        if (!(d->deescalate <= 1))
+            return fail(ld, v, "degradation.deescalate", "must be <= 1, got %s", text_of(v));
+    }
+    if (read_opt(ld, map, path, "cooldown_s", NONNEGATIVE, &d->cooldown_s))
+        return -1;
+
+    /* Each mode's parameters: required with the mode, an error without it. */
+    const yaml_node_t *rf = get(ld, map, "reduce_fps");
+    if (rf && !has[MODE_REDUCE_FPS])
+        return fail(ld, get_key(ld, map, "reduce_fps"), "degradation.reduce_fps",
+                    "applies only when reduce_fps is among the modes");
+    if (!rf && has[MODE_REDUCE_FPS])
+        return fail(ld, map, path, "missing required key 'reduce_fps' (the mode reduce_fps "
+                    "needs {fps: N}, the frames per second per stream it keeps)");
+    if (rf) {
+        if (check_keys(ld, rf, "degradation.reduce_fps", "a mapping such as {fps: 10}", fps_keys)
+            || !(v = need(ld, rf, "degradation.reduce_fps", "fps"))
+            || read_double(ld, v, "degradation.reduce_fps.fps", POSITIVE, &d->fps))
+            return -1;
+        if (!(d->fps < w->fps))
+            return fail(ld, v, "degradation.reduce_fps.fps", "must be < workload.fps (%.10g), "
+                        "got %s", w->fps, text_of(v));
+    }
+    const yaml_node_t *rq = get(ld, map, "reduce_quality");
+    if (rq && !has[MODE_REDUCE_QUALITY])
+        return fail(ld, get_key(ld, map, "reduce_quality"), "degradation.reduce_quality",
+                    "applies only when reduce_quality is among the modes");
+    if (!rq && has[MODE_REDUCE_QUALITY])
+        return fail(ld, map, path, "missing required key 'reduce_quality' (the mode "
+                    "reduce_quality needs {scale: {STAGE: factor, ...}})");
+    if (rq && read_quality(ld, rq, "degradation.reduce_quality", c, d))
+        return -1;
+    return 0;
+}
+
+/* alerts: {window_s, p99_sla_factor, drop_rate, gpu_util_below, gpu_util_for_s,
+ * p99_p95_ratio}, all optional (see alert_cfg). */
+static int read_alerts(loader *ld, const yaml_node_t *map, alert_cfg *a)
+{
+    static const char *const keys[] = {
+        "window_s", "p99_sla_factor", "drop_rate", "gpu_util_below", "gpu_util_for_s",
+        "p99_p95_ratio", NULL};
+    const char *path = "alerts";
+    const yaml_node_t *v;
+    if (check_keys(ld, map, path, "a mapping such as {window_s: 60, drop_rate: 0.01}", keys))
+        return -1;
+    if (read_opt(ld, map, path, "window_s", POSITIVE, &a->window_s)
+        || read_opt(ld, map, path, "p99_sla_factor", POSITIVE, &a->p99_sla_factor)
+        || ((v = get(ld, map, "drop_rate")) && read_unit(ld, v, "alerts.drop_rate", &a->drop_rate))
+        || ((v = get(ld, map, "gpu_util_below"))
+            && read_unit(ld, v, "alerts.gpu_util_below", &a->gpu_util_below))
+        || read_opt(ld, map, path, "gpu_util_for_s", POSITIVE, &a->gpu_util_for_s)
+        || read_opt(ld, map, path, "p99_p95_ratio", POSITIVE, &a->p99_p95_ratio))
+        return -1;
+    return 0;
+}
+
+/* Whole-scenario checks on the two paths: frames need a stage, and queries
+ * (or proactive triggers) need a response-path stage. */
+static int check_paths(loader *ld, const yaml_node_t *root, const yaml_node_t *stage_list,
+                       const scenario_cfg *c)
+{
+    bool frame = false, response = false;
+    for (int s = 0; s < c->nstages; s++) {
+        frame |= c->stages[s].path == PATH_FRAME;
+        response |= c->stages[s].path == PATH_RESPONSE;
+    }
+    if (!frame)
+        return fail(ld, stage_list, "stages", "no stage serves frames: every stage is on the "
+                    "response path");
+    const workload_cfg *w = &c->workload;
+    if (response || !(w->queries_per_min + w->proactive_per_min > 0))
+        return 0;
+    const yaml_node_t *wl = get(ld, root, "workload");
+    const yaml_node_t *q = get(ld, wl, "queries_per_min"), *pr = get(ld, wl, "proactive_per_min");
+    bool at_q = w->queries_per_min > 0
+             && !(w->proactive_per_min > 0 && pr->start_mark.index < q->start_mark.index);
+    return fail(ld, at_q ? q : pr, at_q ? "workload.queries_per_min" : "workload.proactive_per_min",
+                "queries need a stage on the response path (path: response, or a stage "
+                "named llm_decode or response)");
+}
+
 /* warmup_s: N, or warmup: auto | N, not both. */
 static int read_warmup(loader *ld, const yaml_node_t *root, scenario_cfg *c)
 {
@@ -1682,7 +1965,8 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
 {
     static const char *const keys[] = {
         "name", "seed", "duration_s", "warmup_s", "warmup", "replications",
-        "workload", "metrics", "stages", "cluster", "frame_deadline_ms", "sla", NULL};
+        "workload", "metrics", "stages", "cluster", "frame_deadline_ms", "sla",
+        "degradation", "alerts", NULL};
     const yaml_node_t *v;
     if (check_keys(ld, root, "", "a mapping of scenario keys (name, duration_s, workload, stages, ...)", keys))
         return -1;
@@ -1709,6 +1993,12 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
         && read_double(ld, v, "frame_deadline_ms", POSITIVE, &c->frame_deadline_ms))
         return -1;
     if ((v = get(ld, root, "sla")) && read_sla(ld, v, c))
+        return -1;
+    if ((v = get(ld, root, "degradation")) && read_degradation(ld, v, c))
+        return -1;
+    if ((v = get(ld, root, "alerts")) && read_alerts(ld, v, &c->alerts))
+        return -1;
+    if (check_paths(ld, root, stages, c))
         return -1;
     resolve_gop_defaults(ld, c);
     return 0;

@@ -1652,7 +1652,7 @@ Test(scenario, sla_unknown_stage)
 {
     expect_error(SLA_HEAD
                  "  - {metric: encod, percentile: 95, ms: 100}\n",
-                 "5:14: sla[0].metric: ", "did you mean 'encode'? (valid: frame, encode)");
+                 "5:14: sla[0].metric: ", "did you mean 'encode'? (valid: frame, response, encode)");
 }
 
 Test(scenario, sla_unknown_metric_lists_valid)
@@ -1660,7 +1660,7 @@ Test(scenario, sla_unknown_metric_lists_valid)
     expect_error(SLA_HEAD
                  "  - {metric: frame, percentile: 95, ms: 100}\n"
                  "  - {metric: latency, percentile: 95, ms: 100}\n",
-                 "6:14: sla[1].metric: ", "valid values: frame, encode");
+                 "6:14: sla[1].metric: ", "valid values: frame, response, encode");
 }
 
 Test(scenario, sla_bad_percentile)
@@ -2035,4 +2035,691 @@ Test(scenario, gop_reorder_default_poisson_is_zero)
     cr_expect_eq(c.stages[0].gop.b_frames, 2);
     cr_expect_eq(c.stages[0].gop.reorder_ms, 0);             /* no frame interval */
     cfg_free(&c);
+}
+
+/* ---- response path, degradation controller, alert rules ----------------- */
+
+/* Every new key. The degradation block comes before the stages it scales
+ * and the workload comes last: the cross checks run once all is loaded. */
+Test(scenario, response_degradation_alerts_load_every_new_key)
+{
+    static const char yaml[] =
+        "name: degrade-full\n"
+        "duration_s: 60\n"
+        "degradation:\n"
+        "  modes: [reduce_fps, reduce_quality, drop_response]\n"
+        "  interval_s: 0.5\n"
+        "  window_s: 5\n"
+        "  p99_target_ms: 150\n"
+        "  high_water: 0.8\n"
+        "  low_water: 0.25\n"
+        "  deescalate: 0.9\n"
+        "  cooldown_s: 0\n"
+        "  reduce_fps: {fps: 10}\n"
+        "  reduce_quality: {scale: {encode: 0.5, llm_prefill: 0.6}}\n"
+        "alerts: {window_s: 30, p99_sla_factor: 2, drop_rate: 0.05, gpu_util_below: 0.1,"
+        " gpu_util_for_s: 120, p99_p95_ratio: 1.25}\n"
+        "sla:\n"
+        "  - {metric: response, percentile: 99, ms: 2000}\n"
+        "  - {metric: frame, percentile: 95, ms: 100}\n"
+        "cluster: {gpus: 2}\n"
+        "stages:\n"
+        "  - name: capture\n"
+        "    service: {dist: constant, ms: 1}\n"
+        "    budget_ms: 20\n"
+        "  - name: encode\n"
+        "    on: gpu\n"
+        "    service: {dist: constant, ms: 5}\n"
+        "    budget_ms: 30.5\n"
+        "  - name: llm_prefill\n"
+        "    on: gpu\n"
+        "    service: {dist: constant, ms: 9}\n"
+        "  - name: answer\n"                       /* response by path, not by name */
+        "    path: response\n"
+        "    on: gpu\n"
+        "    response_tokens: 128\n"
+        "    max_batch: 16\n"
+        "    service: {table: [{batch: 1, ms: 20}, {batch: 16, ms: 30}]}\n"
+        "    budget_ms: 900\n"
+        "  - name: response\n"                     /* response by name */
+        "    service: {dist: constant, ms: 1}\n"
+        "  - name: llm_decode\n"                   /* by name response; path: frame wins */
+        "    path: frame\n"
+        "    service: {dist: constant, ms: 1}\n"
+        "workload: {arrival: periodic, streams: 4, fps: 15, queries_per_min: 2,"
+        " proactive_per_min: 0.5}\n";
+    scenario_cfg c;
+    expect_ok(yaml, &c);
+
+    cr_expect_eq(c.workload.arrival, ARRIVAL_PERIODIC);
+    cr_expect_float_eq(c.workload.queries_per_min, 2, 1e-12);
+    cr_expect_float_eq(c.workload.proactive_per_min, 0.5, 1e-12);
+
+    cr_assert_eq(c.nstages, 6);
+    static const path_kind paths[] = {
+        PATH_FRAME, PATH_FRAME, PATH_FRAME, PATH_RESPONSE, PATH_RESPONSE, PATH_FRAME};
+    static const double budgets[] = {20, 30.5, 0, 900, 0, 0};
+    for (int i = 0; i < 6; i++) {
+        cr_expect_eq(c.stages[i].path, paths[i], "%s", c.stages[i].name);
+        cr_expect_float_eq(c.stages[i].budget_ms, budgets[i], 1e-12, "%s", c.stages[i].name);
+        cr_expect_eq(c.stages[i].response_tokens, i == 3 ? 128 : 0, "%s", c.stages[i].name);
+    }
+    cr_expect_eq(c.stages[3].on, RES_GPU);
+    cr_expect_eq(c.stages[3].max_batch, 16);
+    cr_expect_eq(c.stages[5].priority, 4);        /* the name's priority stays */
+
+    cr_assert_eq(c.nsla, 2);
+    cr_expect_str_eq(c.sla[0].metric, "response");
+    cr_expect_float_eq(c.sla[0].ms, 2000, 1e-12);
+    cr_expect_str_eq(c.sla[1].metric, "frame");
+
+    const degrade_cfg *d = &c.degrade;
+    cr_assert_eq(d->nmodes, 3);
+    cr_expect_eq(d->modes[0], MODE_REDUCE_FPS);
+    cr_expect_eq(d->modes[1], MODE_REDUCE_QUALITY);
+    cr_expect_eq(d->modes[2], MODE_DROP_RESPONSE);
+    cr_expect_float_eq(d->interval_s, 0.5, 1e-12);
+    cr_expect_float_eq(d->window_s, 5, 1e-12);
+    cr_expect_float_eq(d->p99_target_ms, 150, 1e-12);
+    cr_expect_float_eq(d->high_water, 0.8, 1e-12);
+    cr_expect_float_eq(d->low_water, 0.25, 1e-12);
+    cr_expect_float_eq(d->deescalate, 0.9, 1e-12);
+    cr_expect_eq(d->cooldown_s, 0);
+    cr_expect_float_eq(d->fps, 10, 1e-12);
+    static const double scale[] = {1, 0.5, 0.6, 1, 1, 1};
+    for (int i = 0; i < 6; i++)
+        cr_expect_float_eq(d->quality_scale[i], scale[i], 1e-12, "%s", c.stages[i].name);
+    for (int i = 6; i < CFG_MAX_STAGES; i++)
+        cr_expect_eq(d->quality_scale[i], 1.0);
+
+    const alert_cfg *a = &c.alerts;
+    cr_expect_float_eq(a->window_s, 30, 1e-12);
+    cr_expect_float_eq(a->p99_sla_factor, 2, 1e-12);
+    cr_expect_float_eq(a->drop_rate, 0.05, 1e-12);
+    cr_expect_float_eq(a->gpu_util_below, 0.1, 1e-12);
+    cr_expect_float_eq(a->gpu_util_for_s, 120, 1e-12);
+    cr_expect_float_eq(a->p99_p95_ratio, 1.25, 1e-12);
+    cfg_free(&c);
+}
+
+/* degradation with only its required keys: the rest are cfg_defaults'. */
+Test(scenario, degradation_defaults)
+{
+    scenario_cfg c;
+    expect_ok("duration_s: 60\n"
+              "workload: {arrival: periodic, streams: 2, fps: 30}\n"
+              "stages:\n"
+              "  - {name: a, service: {dist: constant, ms: 1}}\n"
+              "  - {name: b, service: {dist: constant, ms: 1}}\n"
+              "degradation:\n"
+              "  modes: [reduce_quality, reduce_fps]\n"
+              "  p99_target_ms: 200\n"
+              "  reduce_fps: {fps: 29.5}\n"
+              "  reduce_quality: {scale: {b: 2}}\n",
+              &c);
+    const degrade_cfg *d = &c.degrade;
+    cr_assert_eq(d->nmodes, 2);
+    cr_expect_eq(d->modes[0], MODE_REDUCE_QUALITY);
+    cr_expect_eq(d->modes[1], MODE_REDUCE_FPS);
+    cr_expect_float_eq(d->p99_target_ms, 200, 1e-12);
+    cr_expect_float_eq(d->fps, 29.5, 1e-12);
+    cr_expect_float_eq(d->interval_s, 1, 1e-12);
+    cr_expect_float_eq(d->window_s, 10, 1e-12);
+    cr_expect_float_eq(d->high_water, 0.7, 1e-12);
+    cr_expect_float_eq(d->low_water, 0.3, 1e-12);
+    cr_expect_float_eq(d->deescalate, 0.8, 1e-12);
+    cr_expect_float_eq(d->cooldown_s, 30, 1e-12);
+    cr_expect_eq(d->quality_scale[0], 1.0);
+    cr_expect_float_eq(d->quality_scale[1], 2, 1e-12);
+    /* no alerts key: the defaults */
+    cr_expect_float_eq(c.alerts.window_s, 60, 1e-12);
+    cr_expect_float_eq(c.alerts.p99_sla_factor, 1.5, 1e-12);
+    cr_expect_float_eq(c.alerts.drop_rate, 0.01, 1e-12);
+    cr_expect_float_eq(c.alerts.gpu_util_below, 0.2, 1e-12);
+    cr_expect_float_eq(c.alerts.gpu_util_for_s, 300, 1e-12);
+    cr_expect_float_eq(c.alerts.p99_p95_ratio, 1.5, 1e-12);
+    cfg_free(&c);
+}
+
+/* Without the new keys: no controller, no queries, paths by name. */
+Test(scenario, response_path_defaults)
+{
+    scenario_cfg c;
+    expect_ok("duration_s: 60\n"
+              "workload: {arrival: periodic, streams: 1, fps: 10, queries_per_min: 0}\n"
+              "alerts: {}\n"
+              "stages:\n"
+              "  - {name: encode, service: {dist: constant, ms: 1}}\n"
+              "  - {name: llm_decode, service: {dist: constant, ms: 1}}\n"
+              "  - {name: response, service: {dist: constant, ms: 1}}\n",
+              &c);
+    cr_expect_eq(c.degrade.nmodes, 0);
+    cr_expect_eq(c.workload.queries_per_min, 0);
+    cr_expect_eq(c.workload.proactive_per_min, 0);
+    cr_expect_eq(c.stages[0].path, PATH_FRAME);
+    cr_expect_eq(c.stages[1].path, PATH_RESPONSE);
+    cr_expect_eq(c.stages[2].path, PATH_RESPONSE);
+    for (int i = 0; i < 3; i++) {
+        cr_expect_eq(c.stages[i].response_tokens, 0);
+        cr_expect_eq(c.stages[i].budget_ms, 0);
+    }
+    cr_expect_float_eq(c.alerts.window_s, 60, 1e-12);   /* an empty alerts mapping */
+    cfg_free(&c);
+}
+
+/* Queries with no response stage are fine while their rates are 0. */
+Test(scenario, queries_at_zero_need_no_response_stage)
+{
+    scenario_cfg c;
+    expect_ok("duration_s: 60\n"
+              "workload: {arrival: periodic, streams: 1, fps: 10, queries_per_min: 0,"
+              " proactive_per_min: 0}\n"
+              "stages: [{name: a, service: {dist: constant, ms: 1}}]\n",
+              &c);
+    cr_expect_eq(c.stages[0].path, PATH_FRAME);
+    cfg_free(&c);
+}
+
+/* -- workload -- */
+
+Test(scenario, queries_under_poisson)
+{
+    /* '{' at 11, "arrival: poisson" 12-27, ", " 28-29, "rate_hz: 3" 30-39,
+     * ", " 40-41, queries_per_min at 42 */
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 3, queries_per_min: 2}\n",
+                 "2:42: workload.queries_per_min: ", "applies only to arrival: periodic");
+}
+
+Test(scenario, negative_proactive_rate)
+{
+    /* "  proactive_per_min: -1": the key 3-19, ": " 20-21, the value at 22 */
+    expect_error("duration_s: 10\n"
+                 "workload:\n"
+                 "  arrival: periodic\n"
+                 "  streams: 2\n"
+                 "  fps: 15\n"
+                 "  proactive_per_min: -1\n",
+                 "6:22: workload.proactive_per_min: ", "must be >= 0, got -1");
+}
+
+Test(scenario, queries_without_response_stage)
+{
+    /* "  queries_per_min: 0.5": the key 3-17, ": " 18-19, the value at 20 */
+    expect_error("duration_s: 10\n"
+                 "workload:\n"
+                 "  arrival: periodic\n"
+                 "  streams: 2\n"
+                 "  fps: 15\n"
+                 "  proactive_per_min: 0\n"
+                 "  queries_per_min: 0.5\n"
+                 "stages:\n"
+                 "  - {name: encode, service: {dist: constant, ms: 1}}\n"
+                 "  - {name: llm_prefill, service: {dist: constant, ms: 1}}\n",
+                 "7:20: workload.queries_per_min: ",
+                 "queries need a stage on the response path (path: response, or a stage "
+                 "named llm_decode or response)");
+}
+
+Test(scenario, proactive_without_response_stage_path_overridden)
+{
+    /* llm_decode moved to the frame path leaves no response stage. The
+     * workload comes after the stages; proactive_per_min (the first rate > 0)
+     * "workload: {arrival: periodic, streams: 1, fps: 30, proactive_per_min: 2":
+     * '{' 11, "arrival: periodic" 12-28, ", " 29-30, "streams: 1" 31-40, ", " 41-42,
+     * "fps: 30" 43-49, ", " 50-51, "proactive_per_min:" 52-69, the value at 71 */
+    expect_error("duration_s: 10\n"
+                 "stages:\n"
+                 "  - {name: encode, service: {dist: constant, ms: 1}}\n"
+                 "  - {name: llm_decode, path: frame, service: {dist: constant, ms: 1}}\n"
+                 "workload: {arrival: periodic, streams: 1, fps: 30, proactive_per_min: 2,"
+                 " queries_per_min: 1}\n",
+                 "5:71: workload.proactive_per_min: ", "queries need a stage on the response path");
+}
+
+/* -- stages -- */
+
+Test(scenario, no_stage_serves_frames)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages:\n"
+                 "  - {name: llm_decode, service: {dist: constant, ms: 1}}\n"
+                 "  - {name: post, path: response, service: {dist: constant, ms: 1}}\n",
+                 "4:3: stages: ", "no stage serves frames: every stage is on the response path");
+}
+
+Test(scenario, unknown_path)
+{
+    /* "    path: respons": the value at 11 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    path: respons\n",
+                 "7:11: stages[0].path: ",
+                 "unknown value \"respons\"; did you mean 'response'? (valid: frame, response)");
+}
+
+Test(scenario, response_tokens_on_workers_stage)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    response_tokens: 64\n",
+                 "7:5: stages[0].response_tokens: ", "applies only to on: gpu stages");
+}
+
+Test(scenario, zero_response_tokens)
+{
+    /* "    response_tokens: 0": the key 5-19, ": " 20-21, the value at 22 */
+    expect_error(GPU_STAGE
+                 "    service: {dist: constant, ms: 1}\n"
+                 "    response_tokens: 0\n",
+                 "8:22: stages[0].response_tokens: ", "must be >= 1, got 0");
+}
+
+Test(scenario, fractional_response_tokens)
+{
+    expect_error(GPU_STAGE
+                 "    service: {dist: constant, ms: 1}\n"
+                 "    response_tokens: 2.5\n",
+                 "8:22: stages[0].response_tokens: ", "expected an integer, got 2.5");
+}
+
+Test(scenario, zero_budget)
+{
+    /* "    budget_ms: 0": the key 5-13, ": " 14-15, the value at 16 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    budget_ms: 0\n",
+                 "7:16: stages[0].budget_ms: ", "must be > 0, got 0");
+}
+
+Test(scenario, budget_without_unit)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    budget: 5\n",
+                 "7:5: stages[0].budget: ", "unknown key; did you mean 'budget_ms'?");
+}
+
+Test(scenario, sla_response_typo)
+{
+    expect_error(SLA_HEAD
+                 "  - {metric: respnse, percentile: 99, ms: 100}\n",
+                 "5:14: sla[0].metric: ",
+                 "did you mean 'response'? (valid: frame, response, encode)");
+}
+
+/* -- degradation -- */
+
+/* A periodic workload at 15 FPS with proactive triggers, a frame stage
+ * encode and the response stage llm_decode; the degradation mapping's keys
+ * start on line 7 ("  key: value": the value at 3 + len(key) + 2). */
+#define DEG_HEAD                                                                     \
+    "duration_s: 10\n"                                                               \
+    "workload: {arrival: periodic, streams: 2, fps: 15, proactive_per_min: 1}\n"     \
+    "stages:\n"                                                                      \
+    "  - {name: encode, service: {dist: constant, ms: 1}}\n"                         \
+    "  - {name: llm_decode, service: {dist: constant, ms: 1}}\n"                     \
+    "degradation:\n"
+
+/* ... and its first two keys: a valid mode list and target; the next key
+ * goes on line 9. */
+#define DEG_OK DEG_HEAD "  modes: [drop_response]\n" "  p99_target_ms: 100\n"
+
+Test(scenario, degradation_loads_with_head)
+{
+    scenario_cfg c;
+    expect_ok(DEG_OK, &c);
+    cr_assert_eq(c.degrade.nmodes, 1);
+    cr_expect_eq(c.degrade.modes[0], MODE_DROP_RESPONSE);
+    cfg_free(&c);
+}
+
+Test(scenario, degradation_missing_modes)
+{
+    expect_error(DEG_HEAD "  p99_target_ms: 100\n",
+                 "7:3: degradation: ", "missing required key 'modes'");
+}
+
+Test(scenario, degradation_modes_empty)
+{
+    /* "  modes: []": '[' at 10 */
+    expect_error(DEG_HEAD "  modes: []\n  p99_target_ms: 100\n",
+                 "7:10: degradation.modes: ", "must list 1 to 3 modes, got 0");
+}
+
+Test(scenario, degradation_four_modes)
+{
+    expect_error(DEG_HEAD "  modes: [drop_response, reduce_fps, reduce_quality, drop_response]\n",
+                 "7:10: degradation.modes: ", "must list 1 to 3 modes, got 4");
+}
+
+Test(scenario, degradation_modes_not_a_list)
+{
+    expect_error(DEG_HEAD "  modes: drop_response\n",
+                 "7:10: degradation.modes: ", "expected a list of modes in escalation order");
+}
+
+Test(scenario, degradation_mode_twice)
+{
+    /* '[' 10, drop_response 11-23, ", " 24-25, the second at 26 */
+    expect_error(DEG_HEAD "  modes: [drop_response, drop_response]\n",
+                 "7:26: degradation.modes[1]: ",
+                 "mode drop_response is listed twice (also degradation.modes[0])");
+}
+
+Test(scenario, degradation_mode_typo)
+{
+    expect_error(DEG_HEAD "  modes: [reduce_fsp]\n",
+                 "7:11: degradation.modes[0]: ",
+                 "unknown value \"reduce_fsp\"; did you mean 'reduce_fps'?");
+}
+
+Test(scenario, degradation_key_typo)
+{
+    expect_error(DEG_OK "  cooldown: 5\n",
+                 "9:3: degradation.cooldown: ", "unknown key; did you mean 'cooldown_s'?");
+}
+
+Test(scenario, degradation_not_a_mapping)
+{
+    /* "degradation: reduce_fps" on line 7: the value at 14 */
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: periodic, streams: 2, fps: 15}\n"
+                 "stages:\n"
+                 "  - {name: encode, service: {dist: constant, ms: 1}}\n"
+                 "  - {name: llm_decode, service: {dist: constant, ms: 1}}\n"
+                 "\n"
+                 "degradation: reduce_fps\n",
+                 "7:14: degradation: ", "expected a mapping such as {modes: [reduce_fps]");
+}
+
+Test(scenario, degradation_drop_response_without_proactive)
+{
+    /* '[' 10, reduce_quality 11-24, ", " 25-26, drop_response at 27 */
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: periodic, streams: 2, fps: 15, queries_per_min: 3}\n"
+                 "stages:\n"
+                 "  - {name: encode, service: {dist: constant, ms: 1}}\n"
+                 "  - {name: llm_decode, service: {dist: constant, ms: 1}}\n"
+                 "degradation:\n"
+                 "  modes: [reduce_quality, drop_response]\n"
+                 "  p99_target_ms: 100\n"
+                 "  reduce_quality: {scale: {encode: 0.5}}\n",
+                 "7:27: degradation.modes[1]: ",
+                 "drop_response has nothing to drop: workload.proactive_per_min is 0");
+}
+
+Test(scenario, degradation_drop_response_workload_written_later)
+{
+    /* "degradation: {modes: [drop_response], ...": '{' 14, "modes:" 15-20,
+     * '[' 22, drop_response at 23 */
+    expect_error("duration_s: 10\n"
+                 "degradation: {modes: [drop_response], p99_target_ms: 100}\n"
+                 "stages: [{name: a, service: {dist: constant, ms: 1}}]\n"
+                 "workload: {arrival: poisson, rate_hz: 5}\n",
+                 "2:23: degradation.modes[0]: ", "drop_response has nothing to drop");
+}
+
+Test(scenario, degradation_reduce_fps_with_poisson)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 5}\n"
+                 "stages: [{name: a, service: {dist: constant, ms: 1}}]\n"
+                 "degradation: {modes: [reduce_fps], p99_target_ms: 100, reduce_fps: {fps: 5}}\n",
+                 "4:23: degradation.modes[0]: ",
+                 "reduce_fps needs a periodic workload (arrival: periodic)");
+}
+
+Test(scenario, degradation_zero_interval)
+{
+    /* "  interval_s: 0": the value at 15 */
+    expect_error(DEG_HEAD "  modes: [drop_response]\n  interval_s: 0\n",
+                 "8:15: degradation.interval_s: ", "must be > 0, got 0");
+}
+
+Test(scenario, degradation_window_below_interval)
+{
+    /* "  window_s: 2": the value at 13 */
+    expect_error(DEG_HEAD "  modes: [drop_response]\n  interval_s: 5\n  window_s: 2\n",
+                 "9:13: degradation.window_s: ", "must be >= interval_s (5), got 2");
+}
+
+Test(scenario, degradation_interval_beyond_default_window)
+{
+    expect_error(DEG_HEAD "  modes: [drop_response]\n  interval_s: 20\n",
+                 "8:15: degradation.interval_s: ", "must be <= window_s (10, the default), got 20");
+}
+
+Test(scenario, degradation_missing_target)
+{
+    expect_error(DEG_HEAD "  modes: [drop_response]\n",
+                 "7:3: degradation: ", "missing required key 'p99_target_ms'");
+}
+
+Test(scenario, degradation_negative_target)
+{
+    /* "  p99_target_ms: -5": the key 3-15, ": " 16-17, the value at 18 */
+    expect_error(DEG_HEAD "  modes: [drop_response]\n  p99_target_ms: -5\n",
+                 "8:18: degradation.p99_target_ms: ", "must be > 0, got -5");
+}
+
+Test(scenario, degradation_high_water_above_one)
+{
+    expect_error(DEG_OK "  high_water: 1.5\n",
+                 "9:15: degradation.high_water: ", "must be <= 1, got 1.5");
+}
+
+Test(scenario, degradation_negative_low_water)
+{
+    /* "  low_water: -0.1": the value at 14 */
+    expect_error(DEG_OK "  low_water: -0.1\n",
+                 "9:14: degradation.low_water: ", "must be >= 0, got -0.1");
+}
+
+Test(scenario, degradation_waters_equal)
+{
+    /* reported at the one written later */
+    expect_error(DEG_OK "  high_water: 0.5\n  low_water: 0.5\n",
+                 "10:14: degradation.low_water: ", "must be < high_water (0.5), got 0.5");
+}
+
+Test(scenario, degradation_waters_crossed_high_later)
+{
+    expect_error(DEG_OK "  low_water: 0.6\n  high_water: 0.4\n",
+                 "10:15: degradation.high_water: ", "must be > low_water (0.6), got 0.4");
+}
+
+Test(scenario, degradation_high_water_below_default_low)
+{
+    expect_error(DEG_OK "  high_water: 0.2\n",
+                 "9:15: degradation.high_water: ", "must be > low_water (0.3), got 0.2");
+}
+
+Test(scenario, degradation_zero_deescalate)
+{
+    expect_error(DEG_OK "  deescalate: 0\n",
+                 "9:15: degradation.deescalate: ", "must be > 0, got 0");
+}
+
+Test(scenario, degradation_deescalate_above_one)
+{
+    expect_error(DEG_OK "  deescalate: 1.5\n",
+                 "9:15: degradation.deescalate: ", "must be <= 1, got 1.5");
+}
+
+Test(scenario, degradation_negative_cooldown)
+{
+    expect_error(DEG_OK "  cooldown_s: -1\n",
+                 "9:15: degradation.cooldown_s: ", "must be >= 0, got -1");
+}
+
+Test(scenario, degradation_reduce_fps_missing)
+{
+    expect_error(DEG_HEAD "  modes: [reduce_fps]\n  p99_target_ms: 100\n",
+                 "7:3: degradation: ", "missing required key 'reduce_fps'");
+}
+
+Test(scenario, degradation_reduce_fps_without_mode)
+{
+    expect_error(DEG_OK "  reduce_fps: {fps: 5}\n",
+                 "9:3: degradation.reduce_fps: ", "applies only when reduce_fps is among the modes");
+}
+
+Test(scenario, degradation_reduce_fps_not_below_workload)
+{
+    /* "  reduce_fps: {fps: 15}": '{' 15, "fps:" 16-19, the value at 21 */
+    expect_error(DEG_HEAD "  modes: [reduce_fps]\n  p99_target_ms: 100\n  reduce_fps: {fps: 15}\n",
+                 "9:21: degradation.reduce_fps.fps: ", "must be < workload.fps (15), got 15");
+}
+
+Test(scenario, degradation_reduce_fps_zero)
+{
+    expect_error(DEG_HEAD "  modes: [reduce_fps]\n  p99_target_ms: 100\n  reduce_fps: {fps: 0}\n",
+                 "9:21: degradation.reduce_fps.fps: ", "must be > 0, got 0");
+}
+
+Test(scenario, degradation_reduce_fps_key_typo)
+{
+    expect_error(DEG_HEAD "  modes: [reduce_fps]\n  p99_target_ms: 100\n  reduce_fps: {fsp: 5}\n",
+                 "9:16: degradation.reduce_fps.fsp: ", "unknown key; did you mean 'fps'?");
+}
+
+Test(scenario, degradation_reduce_fps_missing_fps)
+{
+    expect_error(DEG_HEAD "  modes: [reduce_fps]\n  p99_target_ms: 100\n  reduce_fps: {}\n",
+                 "9:15: degradation.reduce_fps: ", "missing required key 'fps'");
+}
+
+Test(scenario, degradation_reduce_quality_missing)
+{
+    expect_error(DEG_HEAD "  modes: [reduce_quality]\n  p99_target_ms: 100\n",
+                 "7:3: degradation: ", "missing required key 'reduce_quality'");
+}
+
+Test(scenario, degradation_reduce_quality_without_mode)
+{
+    expect_error(DEG_OK "  reduce_quality: {scale: {encode: 0.5}}\n",
+                 "9:3: degradation.reduce_quality: ",
+                 "applies only when reduce_quality is among the modes");
+}
+
+Test(scenario, degradation_scale_unknown_stage)
+{
+    /* "  reduce_quality: {scale: {encod: 0.5}}": '{' 19, "scale:" 20-25,
+     * '{' 27, encod at 28 */
+    expect_error(DEG_HEAD "  modes: [reduce_quality]\n  p99_target_ms: 100\n"
+                 "  reduce_quality: {scale: {encod: 0.5}}\n",
+                 "9:28: degradation.reduce_quality.scale.encod: ",
+                 "unknown stage \"encod\"; did you mean 'encode'?");
+}
+
+Test(scenario, degradation_scale_unknown_stage_lists_stages)
+{
+    expect_error(DEG_HEAD "  modes: [reduce_quality]\n  p99_target_ms: 100\n"
+                 "  reduce_quality: {scale: {vision: 0.5}}\n",
+                 "9:28: degradation.reduce_quality.scale.vision: ",
+                 "unknown stage \"vision\"; stages: encode, llm_decode");
+}
+
+Test(scenario, degradation_scale_zero)
+{
+    /* ... encode 28-33, ": " 34-35, the value at 36 */
+    expect_error(DEG_HEAD "  modes: [reduce_quality]\n  p99_target_ms: 100\n"
+                 "  reduce_quality: {scale: {encode: 0}}\n",
+                 "9:36: degradation.reduce_quality.scale.encode: ", "must be > 0, got 0");
+}
+
+Test(scenario, degradation_scale_empty)
+{
+    expect_error(DEG_HEAD "  modes: [reduce_quality]\n  p99_target_ms: 100\n"
+                 "  reduce_quality: {scale: {}}\n",
+                 "9:27: degradation.reduce_quality.scale: ", "must name at least one stage");
+}
+
+Test(scenario, degradation_scale_stage_twice)
+{
+    /* ... "encode: 0.5" 28-38, ", " 39-40, the second encode at 41 */
+    expect_error(DEG_HEAD "  modes: [reduce_quality]\n  p99_target_ms: 100\n"
+                 "  reduce_quality: {scale: {encode: 0.5, encode: 0.7}}\n",
+                 "9:41: degradation.reduce_quality.scale.encode: ",
+                 "duplicate key (first given at line 9)");
+}
+
+Test(scenario, degradation_scale_stage_written_later)
+{
+    /* the stages come after the degradation block that names them */
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: periodic, streams: 2, fps: 15}\n"
+                 "degradation:\n"
+                 "  modes: [reduce_quality]\n"
+                 "  p99_target_ms: 100\n"
+                 "  reduce_quality:\n"
+                 "    scale:\n"
+                 "      encode: 0.5\n"
+                 "      llm_prefil: 0.5\n"
+                 "stages:\n"
+                 "  - {name: encode, service: {dist: constant, ms: 1}}\n"
+                 "  - {name: llm_prefill, service: {dist: constant, ms: 1}}\n",
+                 "9:7: degradation.reduce_quality.scale.llm_prefil: ",
+                 "did you mean 'llm_prefill'?");
+}
+
+/* -- alerts -- */
+
+/* One stage, then alerts: its first key on line 5 ("  key: value"). */
+#define ALERTS_HEAD                                                    \
+    "duration_s: 10\n"                                                 \
+    "workload: {arrival: poisson, rate_hz: 1}\n"                       \
+    "stages: [{name: a, service: {dist: constant, ms: 1}}]\n"          \
+    "alerts:\n"
+
+Test(scenario, alerts_zero_window)
+{
+    expect_error(ALERTS_HEAD "  window_s: 0\n",
+                 "5:13: alerts.window_s: ", "must be > 0, got 0");
+}
+
+Test(scenario, alerts_negative_sla_factor)
+{
+    /* "  p99_sla_factor: -1": the key 3-16, ": " 17-18, the value at 19 */
+    expect_error(ALERTS_HEAD "  p99_sla_factor: -1\n",
+                 "5:19: alerts.p99_sla_factor: ", "must be > 0, got -1");
+}
+
+Test(scenario, alerts_drop_rate_above_one)
+{
+    expect_error(ALERTS_HEAD "  window_s: 60\n  drop_rate: 1.5\n",
+                 "6:14: alerts.drop_rate: ", "must be <= 1, got 1.5");
+}
+
+Test(scenario, alerts_negative_gpu_util)
+{
+    expect_error(ALERTS_HEAD "  gpu_util_below: -0.2\n",
+                 "5:19: alerts.gpu_util_below: ", "must be >= 0, got -0.2");
+}
+
+Test(scenario, alerts_zero_gpu_util_duration)
+{
+    expect_error(ALERTS_HEAD "  gpu_util_for_s: 0\n",
+                 "5:19: alerts.gpu_util_for_s: ", "must be > 0, got 0");
+}
+
+Test(scenario, alerts_zero_ratio)
+{
+    /* "  p99_p95_ratio: 0": the key 3-15, ": " 16-17, the value at 18 */
+    expect_error(ALERTS_HEAD "  p99_p95_ratio: 0\n",
+                 "5:18: alerts.p99_p95_ratio: ", "must be > 0, got 0");
+}
+
+Test(scenario, alerts_key_typo)
+{
+    expect_error(ALERTS_HEAD "  drop_rat: 0.1\n",
+                 "5:3: alerts.drop_rat: ", "unknown key; did you mean 'drop_rate'?");
+}
+
+Test(scenario, alerts_not_a_mapping)
+{
+    /* "alerts: on": the value at 9 */
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: poisson, rate_hz: 1}\n"
+                 "stages: [{name: a, service: {dist: constant, ms: 1}}]\n"
+                 "alerts: on\n",
+                 "4:9: alerts: ", "expected a mapping such as {window_s: 60");
 }

@@ -910,15 +910,35 @@ static int read_dist(loader *ld, const yaml_node_t *map, const char *path, int m
 
 /* ---- sections ---------------------------------------------------------- */
 
+/* workload.surge: {at_s, for_s, streams} — extra streams for a while. */
+static int read_surge(loader *ld, const yaml_node_t *map, workload_cfg *w)
+{
+    static const char *const keys[] = {"at_s", "for_s", "streams", NULL};
+    const char *path = "workload.surge";
+    const yaml_node_t *v;
+    if (check_keys(ld, map, path, "a mapping such as {at_s: 300, for_s: 300, streams: 32}", keys))
+        return -1;
+    if (!(v = need(ld, map, path, "at_s"))
+        || read_double(ld, v, "workload.surge.at_s", NONNEGATIVE, &w->surge_at_s))
+        return -1;
+    if (!(v = need(ld, map, path, "for_s"))
+        || read_double(ld, v, "workload.surge.for_s", POSITIVE, &w->surge_for_s))
+        return -1;
+    if (!(v = need(ld, map, path, "streams"))
+        || read_int(ld, v, "workload.surge.streams", 1, &w->surge_streams))
+        return -1;
+    return 0;
+}
+
 static int read_workload(loader *ld, const yaml_node_t *map, workload_cfg *w)
 {
     static const char *const keys[] = {
         "arrival", "rate_hz", "streams", "fps", "jitter_ms", "phase",
-        "queries_per_min", "proactive_per_min", NULL};
+        "queries_per_min", "proactive_per_min", "surge", NULL};
     static const char *const poisson[] = {"arrival", "rate_hz", NULL};
     static const char *const periodic[] = {
         "arrival", "streams", "fps", "jitter_ms", "phase", "queries_per_min",
-        "proactive_per_min", NULL};
+        "proactive_per_min", "surge", NULL};
     static const char *const arrivals[] = {"poisson", "periodic", NULL};
     static const char *const phases[] = {"random", "aligned", NULL};
     const char *path = "workload";
@@ -960,6 +980,8 @@ static int read_workload(loader *ld, const yaml_node_t *map, workload_cfg *w)
     if ((v = get(ld, map, "proactive_per_min"))
         && read_double(ld, v, "workload.proactive_per_min", NONNEGATIVE, &w->proactive_per_min))
         return -1;
+    if ((v = get(ld, map, "surge")))
+        return read_surge(ld, v, w);
     return 0;
 }
 

@@ -2723,3 +2723,41 @@ Test(scenario, alerts_not_a_mapping)
                  "alerts: on\n",
                  "4:9: alerts: ", "expected a mapping such as {window_s: 60");
 }
+
+/* ---- workload.surge ------------------------------------------------------ */
+
+#define SURGE(s)                                                        \
+    "name: t\n"                                                         \
+    "duration_s: 10\n"                                                  \
+    "workload:\n"                                                       \
+    "  arrival: periodic\n"                                             \
+    "  streams: 2\n"                                                    \
+    "  fps: 10\n"                                                       \
+    "  surge: " s "\n"                                                  \
+    "stages:\n"                                                         \
+    "  - name: a\n"                                                     \
+    "    service: {dist: constant, ms: 1}\n"
+
+Test(scenario, surge_loads)
+{
+    scenario_cfg c;
+    expect_ok(SURGE("{at_s: 300, for_s: 120, streams: 8}"), &c);
+    cr_expect_eq(c.workload.surge_streams, 8);
+    cr_expect_float_eq(c.workload.surge_at_s, 300, 1e-12);
+    cr_expect_float_eq(c.workload.surge_for_s, 120, 1e-12);
+    cfg_free(&c);
+}
+
+/* "  surge: " is 9 characters: the mapping opens at column 10; in the
+ * poisson case the key "surge" stands at column 42. */
+Test(scenario, surge_rejects_bad_values)
+{
+    expect_error(SURGE("{at_s: 3, for_s: 0, streams: 2}"), "7:27: workload.surge.for_s:", "> 0");
+    expect_error(SURGE("{at_s: 3, for_s: 5, streams: 0}"), "7:39: workload.surge.streams:", ">= 1");
+    expect_error(SURGE("{at_s: 3, for_s: 5, streamz: 2}"), "7:30: workload.surge.streamz:",
+                 "did you mean 'streams'");
+    expect_error(SURGE("{at_s: 3, streams: 2}"), "7:10: workload.surge:", "for_s");
+    expect_error("name: t\nduration_s: 10\nworkload: {arrival: poisson, rate_hz: 1, surge: {at_s: 1, for_s: 1, streams: 1}}\n"
+                 "stages:\n  - name: a\n    service: {dist: constant, ms: 1}\n",
+                 "3:42: workload.surge:", "applies only to arrival: periodic");
+}

@@ -22,6 +22,11 @@
  * When nothing is ready the GPU sleeps until the earliest head reaches its
  * batch timeout (a GPU_WAKE event) or a new frame fills a batch.
  *
+ * Under `fifo` an active decode stage counts as old as the moment its next
+ * step became ready, so decode steps and frame batches take turns; under
+ * `priority` a decode stage with the highest priority runs step after step
+ * while it has active sequences (strict priority starves the others).
+ *
  * A decode stage (response_tokens > 0) batches continuously, as vLLM and
  * Orca do: each GPU keeps a set of active sequences; an iteration first
  * admits waiting sequences up to max_batch, then generates one token for
@@ -81,7 +86,9 @@ int gpu_setup(pipe_t *p)
         stn->gq = calloc((size_t)p->ngpus, sizeof *stn->gq);
         if (!stn->gq)
             return -1;
-        if (stn->cfg->response_tokens > 0 && !(stn->active = calloc((size_t)p->ngpus, sizeof *stn->active)))
+        if (stn->cfg->response_tokens > 0
+            && (!(stn->active = calloc((size_t)p->ngpus, sizeof *stn->active))
+                || !(stn->step_ready = calloc((size_t)p->ngpus, sizeof *stn->step_ready))))
             return -1;
     }
     for (int g = 0; g < p->ngpus; g++) {
@@ -113,6 +120,7 @@ void gpu_free(pipe_t *p)
                 }
                 free(p->stn[s].gq);
                 free(p->stn[s].active);
+                free(p->stn[s].step_ready);
             }
     if (p->gpu)
         for (int g = 0; g < p->ngpus; g++) {
@@ -234,6 +242,7 @@ static void end_iteration(pipe_t *p, int g, int s, double now)
     gpu_t *gp = &p->gpu[g];
     fifo_t *act = &p->stn[s].active[g];
     int done = 0;
+    p->stn[s].step_ready[g] = now;
     for (int j = gp->nbatch; j > 0; j--) {
         uint32_t i = pipe_fifo_pop(act);
         if (--p->items[i].left > 0) {
@@ -306,8 +315,14 @@ static void kick(pipe_t *p, int g, double now)
             best = s;
             break;
         }
-        if (head->t_sys < best_t) {          /* fifo: the oldest frame first */
-            best_t = head->t_sys;
+        /* fifo: the oldest work first — a waiting item's age is its arrival
+         * in the system; an active decode's is when its next step became
+         * ready, so decode steps interleave with frame batches. */
+        double key = active ? stn->step_ready[g] : head->t_sys;
+        if (q->n && head->t_sys < key)
+            key = head->t_sys;
+        if (key < best_t) {
+            best_t = key;
             best = s;
         }
     }

@@ -42,6 +42,7 @@ typedef struct {
     fifo_t q;              /* workers: the queue */
     fifo_t *gq;            /* GPU: one queue per GPU */
     fifo_t *active;        /* decode: the sequences being generated, per GPU */
+    double *step_ready;    /* decode: when the active set's last step ended, per GPU */
     int next;              /* the next stage on this stage's path, or -1 */
     int busy;              /* workers: servers busy */
     size_t waiting;        /* items waiting (all queues of the stage) */

@@ -187,7 +187,7 @@ Test(cli, overload_warns)
  * equals the completions in the JSON and the CSV. */
 Test(cli, outputs_agree)
 {
-    cr_assert_eq(sh("./vlsim run scenarios/default.yaml --duration 20 --replications 3 "
+    cr_assert_eq(sh("./vlsim run scenarios/workers-only.yaml --duration 20 --replications 3 "
                     "--json %s/o.json --csv %s/o.csv --prom %s/o.prom -q", dir, dir, dir), 0);
     char p[256];
     snprintf(p, sizeof p, "%s/o.prom", dir);

@@ -69,11 +69,6 @@ void pipe_policy_drop(pipe_t *p, int s, uint32_t i)
     pipe_drop(p, i);
 }
 
-double pipe_quality(const pipe_t *p, int s)
-{
-    return p->ctl.quality_on ? p->cfg->degrade.quality_scale[s] : 1.0;
-}
-
 static void set_level(pipe_t *p, int level, double now)
 {
     ctl_t *k = &p->ctl;
@@ -204,26 +199,6 @@ void ctl_tick(pipe_t *p, double now)
     k->win_arr -= k->slot_arr[k->acur];
     k->win_drop -= k->slot_drop[k->acur];
     k->slot_arr[k->acur] = k->slot_drop[k->acur] = 0;
-}
-
-/* Frames seen by the windows: called for every frame that completes, arrives
- * or is dropped. */
-void ctl_frame_done(pipe_t *p, double e2e)
-{
-    whist_add(&p->ctl.frame_win, e2e);
-    whist_add(&p->ctl.alert_win, e2e);
-}
-
-void ctl_frame_arrived(pipe_t *p)
-{
-    p->ctl.slot_arr[p->ctl.acur]++;
-    p->ctl.win_arr++;
-}
-
-void ctl_frame_dropped(pipe_t *p)
-{
-    p->ctl.slot_drop[p->ctl.acur]++;
-    p->ctl.win_drop++;
 }
 
 /* The measured window starts: the level's time and the counts restart (the

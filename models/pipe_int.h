@@ -124,10 +124,33 @@ void ctl_tick(pipe_t *p, double now);
 void ctl_reset(pipe_t *p, double now);
 void ctl_close(pipe_t *p, double t_end);
 void pipe_policy_drop(pipe_t *p, int s, uint32_t i);
-double pipe_quality(const pipe_t *p, int s);
-void ctl_frame_done(pipe_t *p, double e2e);
-void ctl_frame_arrived(pipe_t *p);
-void ctl_frame_dropped(pipe_t *p);
+
+/* Called on every frame: inline, the hot path of every run. */
+static inline double pipe_quality(const pipe_t *p, int s)
+{
+    return p->ctl.quality_on ? p->cfg->degrade.quality_scale[s] : 1.0;
+}
+
+/* The windows of the controller and the alerts see every frame that
+ * completes, arrives or is dropped. */
+static inline void ctl_frame_done(pipe_t *p, double e2e)
+{
+    if (p->cfg->degrade.nmodes > 0)
+        whist_add(&p->ctl.frame_win, e2e);
+    whist_add(&p->ctl.alert_win, e2e);
+}
+
+static inline void ctl_frame_arrived(pipe_t *p)
+{
+    p->ctl.slot_arr[p->ctl.acur]++;
+    p->ctl.win_arr++;
+}
+
+static inline void ctl_frame_dropped(pipe_t *p)
+{
+    p->ctl.slot_drop[p->ctl.acur]++;
+    p->ctl.win_drop++;
+}
 
 /* gpu.c */
 int gpu_setup(pipe_t *p);

@@ -28,18 +28,21 @@ void whist_clear(whist_t *w)
     w->cur = 0;
 }
 
-/* Bucket 0: below 2^EXP_MIN (and zero); last: at or above 2^EXP_MAX. */
+/* Bucket 0: below 2^EXP_MIN (and zero, negatives, NaN); last: at or above
+ * 2^EXP_MAX. Read from the bits of the double, as hist.h does: the exponent
+ * and the top four mantissa bits. */
 static int whist_bucket(double v)
 {
-    if (!(v >= ldexp(1.0, WHIST_EXP_MIN)))
+    if (!(v > 0))
         return 0;
-    int e;
-    double m = frexp(v, &e);           /* v = m 2^e, m in [0.5, 1) */
-    e -= 1;                            /* v = (2m) 2^e, 2m in [1, 2) */
+    uint64_t bits;
+    memcpy(&bits, &v, sizeof bits);
+    int e = (int)((bits >> 52) & 0x7ff) - 1023;
+    if (e < WHIST_EXP_MIN)
+        return 0;
     if (e >= WHIST_EXP_MAX)
         return WHIST_NB - 1;
-    int sub = (int)((2.0 * m - 1.0) * WHIST_SUB);
-    return 1 + (e - WHIST_EXP_MIN) * WHIST_SUB + sub;
+    return 1 + (e - WHIST_EXP_MIN) * WHIST_SUB + (int)((bits >> 48) & (WHIST_SUB - 1));
 }
 
 static double whist_mid(int b)

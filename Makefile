@@ -3,12 +3,13 @@
 #   make run      run the shipped default scenario
 #   make test     unit + validation tests, then the same under ASan+UBSan
 #   make bench    benchmark figures (events/s, customers/s)
+#   make vlcalib  the calibration tool (calib/calib.mk; CUDA=1 for the GPU backend)
 #   make deps     install missing Debian packages (apt-get when root)
 
 CC      ?= cc
 SHELL   := /bin/bash
 PKGS    := gsl yaml-0.1
-DEBPKGS := libgsl-dev libyaml-dev libcriterion-dev gnuplot-nox pkg-config valgrind
+DEBPKGS := libgsl-dev libyaml-dev libcriterion-dev libopenblas-dev gnuplot-nox pkg-config valgrind
 SCENARIO ?= scenarios/default.yaml
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -70,7 +71,7 @@ $(B)/tests/bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libvlsim.a
 # Installs what is missing; prints the command when not root.
 deps:
 	@missing=""; \
-	for p in $(PKGS) criterion; do pkg-config --exists $$p 2>/dev/null || missing=1; done; \
+	for p in $(PKGS) criterion openblas; do pkg-config --exists $$p 2>/dev/null || missing=1; done; \
 	command -v gnuplot >/dev/null 2>&1 || missing=1; \
 	command -v valgrind >/dev/null 2>&1 || missing=1; \
 	command -v pkg-config >/dev/null 2>&1 || missing=1; \
@@ -92,7 +93,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-asan
 
-test-unit: vlsim $(B)/tests/run_tests
+test-unit: vlsim vlcalib cuda-check $(B)/tests/run_tests
 	$(B)/tests/run_tests --jobs 2
 
 # Criterion ignores a worker's sanitizer exit status, so the log is checked too.
@@ -117,6 +118,6 @@ valgrind: deps vlsim
 	done
 
 clean:
-	rm -rf build vlsim
+	rm -rf build vlsim vlcalib
 
 -include $(shell find build -name '*.d' 2>/dev/null)

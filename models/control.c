@@ -45,6 +45,8 @@ int ctl_setup(pipe_t *p)
     k->gpu_firing = calloc((size_t)(p->ngpus > 0 ? p->ngpus : 1), 1);
     if (!k->slot_arr || !k->slot_drop || !k->busy_ring || !k->gpu_firing)
         return -1;
+    k->look_n = 1;               /* row 0: every GPU's busy time at t = 0, which is 0 */
+    k->look_cur = 1 % k->nlook;
     return ev_push(&p->evq, iv * 1000.0, EV_CONTROL, 0, 0);
 }
 
@@ -150,8 +152,28 @@ static void check_alerts(pipe_t *p, double now)
 {
     const alert_cfg *a = &p->cfg->alerts;
     ctl_t *k = &p->ctl;
+    /* GPU idle: busy time over the last gpu_util_for_s, from a ring of each
+     * GPU's cumulative busy time sampled at every tick (from the start, so
+     * the rule can be judged as soon as both its spans have passed). */
+    int ng = p->ngpus;
+    double *row = &k->busy_ring[(size_t)k->look_cur * (size_t)ng];
+    for (int g = 0; g < ng; g++) {
+        const gpu_t *gp = &p->gpu[g];
+        row[g] = gp->busy_total + (gp->busy ? now - gp->t_start : 0.0);
+    }
+    int oldest = (k->look_cur + 1) % k->nlook;
+    k->look_cur = oldest;
+    if (k->look_n < k->nlook)
+        k->look_n++;
     if (now < a->window_s * 1000.0)
         return;                  /* rules judge a full window, never a few frames */
+    if (k->look_n == k->nlook) {
+        double span = (k->nlook - 1) * p->cfg->degrade.interval_s * 1000.0;
+        for (int g = 0; g < ng; g++) {
+            double util = (row[g] - k->busy_ring[(size_t)oldest * (size_t)ng + (size_t)g]) / span;
+            fire(p, ALERT_GPU_IDLE, g, util < a->gpu_util_below, &k->gpu_firing[g], util, now);
+        }
+    }
     double p99 = whist_quantile(&k->alert_win, 0.99), p95 = whist_quantile(&k->alert_win, 0.95);
     double sla = frame_sla_ms(p->cfg);
     fire(p, ALERT_P99_SLA, -1, sla > 0 && k->alert_win.n > 0 && p99 > a->p99_sla_factor * sla,
@@ -160,25 +182,6 @@ static void check_alerts(pipe_t *p, double now)
     fire(p, ALERT_DROP_RATE, -1, rate > a->drop_rate, &k->firing[ALERT_DROP_RATE], rate, now);
     fire(p, ALERT_P99_P95, -1, k->alert_win.n > 0 && p99 > a->p99_p95_ratio * p95,
          &k->firing[ALERT_P99_P95], p99 / (p95 > 0 ? p95 : 1), now);
-    /* GPU idle: busy time over the last gpu_util_for_s, from a ring of
-     * cumulative busy time sampled at every tick. */
-    int ng = p->ngpus;
-    double *row = &k->busy_ring[(size_t)k->look_cur * (size_t)ng];
-    for (int g = 0; g < ng; g++) {
-        const tw_t *w = &p->gpu[g].busy_tw;
-        row[g] = w->area + w->level * (now - w->t_last);
-    }
-    if (k->look_n < k->nlook)
-        k->look_n++;
-    if (k->look_n == k->nlook) {
-        int oldest = (k->look_cur + 1) % k->nlook;
-        double span = (k->nlook - 1) * p->cfg->degrade.interval_s * 1000.0;
-        for (int g = 0; g < ng; g++) {
-            double util = (row[g] - k->busy_ring[(size_t)oldest * (size_t)ng + (size_t)g]) / span;
-            fire(p, ALERT_GPU_IDLE, g, util < a->gpu_util_below, &k->gpu_firing[g], util, now);
-        }
-    }
-    k->look_cur = (k->look_cur + 1) % k->nlook;
 }
 
 /* ---- the tick ------------------------------------------------------------------ */
@@ -203,7 +206,8 @@ void ctl_tick(pipe_t *p, double now)
 
 /* The measured window starts: the level's time and the counts restart (the
  * level itself, the windows and the GPU ring carry on: they describe the
- * service, not the measurement). */
+ * service, not the measurement). The drop-rate rule counts every drop,
+ * the controller's own `policy` drops included, as a dashboard would. */
 void ctl_reset(pipe_t *p, double now)
 {
     rep_stats *o = p->out;
@@ -211,7 +215,6 @@ void ctl_reset(pipe_t *p, double now)
     memset(o->alert_count, 0, sizeof o->alert_count);
     o->mode_changes = 0;
     p->ctl.level_since = now;
-    p->ctl.look_n = 0;           /* the GPUs' busy time restarts from zero here */
 }
 
 void ctl_close(pipe_t *p, double t_end)

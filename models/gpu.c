@@ -366,6 +366,7 @@ void gpu_done(pipe_t *p, int g, double now)
     int s = gp->stage;
     double from = gp->t_start > p->t_reset ? gp->t_start : p->t_reset;
     p->out->gpu[g].busy_ms[s] += now - from;
+    gp->busy_total += now - gp->t_start;
     /* All frames of a batch finish at the same instant: no GPU (this one or
      * another pool's) may start a batch for the next stage before all of
      * them have arrived there, so kicks wait until the batch has moved on. */

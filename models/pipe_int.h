@@ -61,6 +61,7 @@ typedef struct {
     int norder;
     tw_t busy_tw;
     int kick_pending;      /* gpu_done: look at this GPU once the batch has moved on */
+    double busy_total;     /* busy ms since the start, warm-up included (alerts) */
 } gpu_t;
 
 /* The degradation controller's and the alert rules' state (control.c). */

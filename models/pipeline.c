@@ -420,10 +420,11 @@ static void arrive(pipe_t *p, uint32_t j, double now)
     p->out->arrivals++;
     ctl_frame_arrived(p);
     if (p->ctl.fps_on && p->cfg->workload.arrival == ARRIVAL_PERIODIC) {
-        /* reduce_fps: keep frame k when floor((k+1) r) > floor(k r), r = kept/fps:
-         * the kept frames are spread evenly over each second */
-        double r = p->cfg->degrade.fps / p->cfg->workload.fps;
-        if (floor((double)(seq + 1) * r) == floor((double)seq * r)) {
+        /* reduce_fps: keep frame k when floor((k+1) kept/fps) > floor(k kept/fps),
+         * so the kept frames are spread evenly over each second (multiply
+         * before dividing: kept/fps rounded first loses whole frames) */
+        double keep = p->cfg->degrade.fps, fps = p->cfg->workload.fps;
+        if (floor((double)(seq + 1) * keep / fps) == floor((double)seq * keep / fps)) {
             pipe_policy_drop(p, p->first_frame, i);
             return;
         }

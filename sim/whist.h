@@ -4,7 +4,8 @@
  * Values go into the current slot (one slot per control interval); advance
  * starts a new slot and forgets the oldest, so the window always covers the
  * last nslots intervals. Each slot is a coarse log-linear histogram — 16
- * buckets per power of two (bucket width 4.4 %, midpoint within 2.2 %) over
+ * equal buckets per power of two (a bucket is 1/16 of its octave's lower
+ * edge wide, so its midpoint is within 3.125 % of any value in it) over
  * [2^-4, 2^24) — and a running sum over the window makes a query cost one
  * pass over 448 counters, whatever the window's length. Memory is fixed at
  * init: nslots x 448 x 4 bytes. Coarse on purpose: this answers control

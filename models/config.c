@@ -68,7 +68,7 @@ void cfg_stage_defaults(stage_cfg *s, const char *name)
     s->on = RES_WORKERS;
     s->servers = 1;
     s->capacity = -1;
-    s->on_full = ONFULL_DROP_NEWEST;
+    s->on_full = ONFULL_DROP_OLDEST;     /* real time: the freshest frame matters */
     s->max_batch = 1;
     s->keep = KEEP_ALL;
     s->keep_ratio = 1.0;
@@ -82,11 +82,15 @@ void cfg_stage_defaults(stage_cfg *s, const char *name)
 
 double cfg_table_ms(const batch_table *t, double k)
 {
+    if (t->n == 1 || k <= t->batch[0])
+        return t->ms[0];
     int j = 0;
-    while (j + 1 < t->n && t->batch[j + 1] < k)
+    while (j + 2 < t->n && t->batch[j + 1] < k)
         j++;
-    if (j + 1 >= t->n || k <= t->batch[j])
-        return t->ms[j];
+    if (k > t->batch[j + 1] && !t->by_tokens)
+        return t->ms[j + 1];             /* batch tables are never asked beyond their end */
+    /* between points j and j+1, or (token tables) beyond the last point on
+     * the last segment's line */
     return t->ms[j] + (t->ms[j + 1] - t->ms[j]) * (k - t->batch[j]) / (t->batch[j + 1] - t->batch[j]);
 }
 

@@ -39,12 +39,16 @@ typedef enum { ONFULL_DROP_NEWEST, ONFULL_DROP_OLDEST } onfull_kind;
 typedef enum { RES_WORKERS, RES_GPU } resource_kind;
 
 #define CFG_MAX_TABLE 32
-/* Service time of one batch by batch size, interpolated linearly between
- * points; must cover batch sizes 1..max_batch. */
+/* Service time of one batch by batch size (or, with by_tokens, by the
+ * tokens the batch carries), interpolated linearly between points. A batch
+ * table must cover batch sizes 1..max_batch; a token table extends its last
+ * segment linearly beyond its last point and holds its first value below
+ * its first point. */
 typedef struct {
     int n;                           /* points, 1..CFG_MAX_TABLE */
-    double batch[CFG_MAX_TABLE];     /* strictly ascending, batch[0] == 1 */
+    double batch[CFG_MAX_TABLE];     /* x: strictly ascending; batch tables start at 1 */
     double ms[CFG_MAX_TABLE];        /* > 0, non-decreasing */
+    bool by_tokens;                  /* x is the batch's total tokens, not its size */
 } batch_table;
 
 /* Which frames a stage lets through (the sampler); the rest end there and
@@ -108,6 +112,12 @@ typedef struct {
     keep_kind keep;
     double keep_ratio;       /* KEEP_RATIO: probability a frame is kept, (0, 1] */
     int keep_every;          /* KEEP_EVERY: keep frame numbers divisible by this, >= 1 */
+    double scene_per_min;    /* KEEP_RATIO: scene changes per stream per minute (Poisson, 0: none);
+                                after each, the stream's next scene_burst frames are all kept */
+    int scene_burst;         /* >= 1 */
+    /* tokens */
+    int tokens_out;          /* > 0: an item leaves this stage carrying this many tokens
+                                (encode: tokens_per_frame, reduce: keep_tokens); 0: unchanged */
 } stage_cfg;
 
 typedef enum { PLACE_HASH, PLACE_LEAST_LOADED } placement_kind;
@@ -200,8 +210,8 @@ void cfg_defaults(scenario_cfg *c);
 /* Defaults of one stage: workers, 1 server, unbounded, max_batch 1, keep all,
  * and the priority its name implies. */
 void cfg_stage_defaults(stage_cfg *s, const char *name);
-/* A batch table's time for a batch of k, interpolated linearly between its
- * points (k within the table's range). */
+/* A table's time at x (a batch size, or a batch's tokens), interpolated
+ * linearly between its points (see batch_table for the ends). */
 double cfg_table_ms(const batch_table *t, double k);
 /* Release what a config owns (stages and their distributions). */
 void cfg_free(scenario_cfg *c);

@@ -166,12 +166,13 @@ static int place(pipe_t *p, const station_t *stn, uint32_t i)
 
 /* ---- batching --------------------------------------------------------------- */
 
-/* Service time of a batch of k at stage s: the table interpolated at k (or a
+/* Service time of a batch at stage s: the table interpolated at x — the
+ * batch size, or for a token table the tokens the batch carries — (or a
  * draw of the stage's distribution), times a jitter draw. */
-static double batch_time(const pipe_t *p, const station_t *stn, int k)
+static double batch_time(const pipe_t *p, const station_t *stn, double x)
 {
     const stage_cfg *c = stn->cfg;
-    double ms = c->has_table ? cfg_table_ms(&c->table, k) : dist_sample(&c->service, stn->rng);
+    double ms = c->has_table ? cfg_table_ms(&c->table, x) : dist_sample(&c->service, stn->rng);
     ms *= pipe_quality(p, (int)(stn - p->stn));
     if (c->has_jitter)
         ms *= dist_sample(&c->jitter, stn->rng);
@@ -232,7 +233,7 @@ static void start_iteration(pipe_t *p, int g, int s, double now)
     if (stn->waiting != before)
         tw_set(&stn->qlen, now, (double)stn->waiting);
     int k = (int)act->n;
-    run_batch(p, g, s, k, batch_time(p, stn, k), now);
+    run_batch(p, g, s, k, batch_time(p, stn, (double)k), now);
 }
 
 /* The iteration is done: sequences with tokens left stay active, in order;
@@ -276,7 +277,13 @@ static void start_batch(pipe_t *p, int g, int s, double now)
         }
         gp->batch[k++] = i;
     }
-    double ms = batch_time(p, stn, k);
+    double x = k;
+    if (stn->cfg->table.by_tokens) {             /* prefill: the tokens appended */
+        x = 0;
+        for (int j = 0; j < k; j++)
+            x += p->items[gp->batch[j]].tokens;
+    }
+    double ms = batch_time(p, stn, x);
     if (stn->cfg->cache_miss.prob > 0)          /* each frame's miss re-prefills its context */
         for (int j = 0; j < k; j++)
             ms += pipe_cache_miss_ms(stn);

@@ -24,6 +24,7 @@ typedef struct {
     uint64_t seq;      /* frame number within its stream */
     uint32_t stream;   /* the stream (session) it belongs to */
     uint32_t left;     /* decode: iterations still to run */
+    uint32_t tokens;   /* tokens the item carries (set by stages with tokens_out) */
     uint32_t next;     /* free-list link */
     uint8_t kind;      /* ITEM_FRAME or ITEM_QUERY */
 } item_t;
@@ -44,6 +45,8 @@ typedef struct {
     fifo_t *active;        /* decode: the sequences being generated, per GPU */
     double *step_ready;    /* decode: when the active set's last step ended, per GPU */
     int next;              /* the next stage on this stage's path, or -1 */
+    double *scene_next;    /* scene-change sampler: each stream's next change (ms) */
+    int *scene_left;       /* ... and the frames of its burst still to keep */
     int busy;              /* workers: servers busy */
     size_t waiting;        /* items waiting (all queues of the stage) */
     int pool_first, pool_n;/* GPU: the GPUs this stage may use */

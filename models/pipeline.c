@@ -179,10 +179,26 @@ void pipe_queue_full(pipe_t *p, station_t *stn, fifo_t *q, uint32_t i, int *keep
     *keep_new = 1;
 }
 
-static int kept(pipe_t *p, const station_t *stn, uint32_t i)
+/* The sampler: keep frame i? With scene changes, a change (a Poisson
+ * process per stream, drawn lazily) makes the stream's next scene_burst
+ * frames all kept; other frames are kept with probability keep_ratio. */
+static int kept(pipe_t *p, const station_t *stn, uint32_t i, double now)
 {
-    switch (stn->cfg->keep) {
-    case KEEP_RATIO: return gsl_rng_uniform(stn->keep_rng) < stn->cfg->keep_ratio;
+    const stage_cfg *c = stn->cfg;
+    if (c->keep == KEEP_RATIO && stn->scene_next) {
+        uint32_t j = p->cfg->workload.arrival == ARRIVAL_PERIODIC ? p->items[i].stream : 0;
+        double gap = 60000.0 / c->scene_per_min;
+        while (stn->scene_next[j] <= now) {
+            stn->scene_left[j] = c->scene_burst;
+            stn->scene_next[j] += dist_exp_draw(stn->keep_rng, gap);
+        }
+        if (stn->scene_left[j] > 0) {
+            stn->scene_left[j]--;
+            return 1;
+        }
+    }
+    switch (c->keep) {
+    case KEEP_RATIO: return gsl_rng_uniform(stn->keep_rng) < c->keep_ratio;
     case KEEP_EVERY: return p->items[i].seq % (uint64_t)stn->cfg->keep_every == 0;
     default:         return 1;
     }
@@ -265,7 +281,9 @@ static void release(pipe_t *p, int s, uint32_t i, double now)
 
     rep_stats *o = p->out;
     double e2e = now - it->t_sys;
-    if (it->kind == ITEM_FRAME && stn->cfg->keep != KEEP_ALL && !kept(p, stn, i)) {
+    if (stn->cfg->tokens_out > 0)
+        it->tokens = (uint32_t)stn->cfg->tokens_out;
+    if (it->kind == ITEM_FRAME && stn->cfg->keep != KEEP_ALL && !kept(p, stn, i, now)) {
         st->sampled_out++;
         o->sampled_out++;
         item_free(p, i);
@@ -416,6 +434,7 @@ static void arrive(pipe_t *p, uint32_t j, double now)
         return;
     p->items[i].seq = seq;
     p->items[i].stream = stream;
+    p->items[i].tokens = 0;
     p->items[i].kind = ITEM_FRAME;
     p->out->arrivals++;
     ctl_frame_arrived(p);
@@ -450,6 +469,7 @@ static void query(pipe_t *p, double now)
         return;
     p->items[i].seq = proactive ? p->out->proactive++ : p->out->queries++;
     p->items[i].stream = stream;
+    p->items[i].tokens = 0;
     p->items[i].kind = ITEM_QUERY;
     if (proactive && p->ctl.drop_resp_on) {
         pipe_policy_drop(p, p->first_response, i);
@@ -532,6 +552,8 @@ static void pipe_free(pipe_t *p)
             if (p->stn[s].jit_rng)
                 gsl_rng_free(p->stn[s].jit_rng);
             free(p->stn[s].q.buf);
+            free(p->stn[s].scene_next);
+            free(p->stn[s].scene_left);
         }
     free(p->stn);
     free(p->items);
@@ -569,6 +591,15 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
             return -1;
         if (stn->cfg->keep == KEEP_RATIO && !(stn->keep_rng = rng_stream(cfg->seed, rep, id ^ 0x40000000u)))
             return -1;
+        if (stn->cfg->keep == KEEP_RATIO && stn->cfg->scene_per_min > 0) {
+            size_t ns = (size_t)(w->arrival == ARRIVAL_PERIODIC ? w->streams + w->surge_streams : 1);
+            stn->scene_next = malloc(ns * sizeof *stn->scene_next);
+            stn->scene_left = calloc(ns, sizeof *stn->scene_left);
+            if (!stn->scene_next || !stn->scene_left)
+                return -1;
+            for (size_t j = 0; j < ns; j++)      /* each stream's first change */
+                stn->scene_next[j] = dist_exp_draw(stn->keep_rng, 60000.0 / stn->cfg->scene_per_min);
+        }
         if ((stn->cfg->retransmit.loss > 0 || stn->cfg->cache_miss.prob > 0)
             && !(stn->jit_rng = rng_stream(cfg->seed, rep, id ^ 0x20000000u)))
             return -1;

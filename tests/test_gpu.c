@@ -191,12 +191,12 @@ static void batch_scenario(scenario_cfg *c, int streams, double warmup_s, int re
 
 Test(gpu, table_interpolation)
 {
-    batch_table t = { 2, { 1, 4 }, { 10, 16 } };
+    batch_table t = { 2, { 1, 4 }, { 10, 16 }, false };
     near("table(1)", cfg_table_ms(&t, 1), 10, EXACT);
     near("table(2)", cfg_table_ms(&t, 2), 12, EXACT);
     near("table(3)", cfg_table_ms(&t, 3), 14, EXACT);
     near("table(4)", cfg_table_ms(&t, 4), 16, EXACT);
-    batch_table u = { 3, { 1, 8, 64 }, { 3, 10, 66 } };    /* slope 1 then 1 */
+    batch_table u = { 3, { 1, 8, 64 }, { 3, 10, 66 }, false };    /* slope 1 then 1 */
     near("table3(5)", cfg_table_ms(&u, 5), 7, EXACT);
     near("table3(8)", cfg_table_ms(&u, 8), 10, EXACT);
     near("table3(40)", cfg_table_ms(&u, 40), 42, EXACT);
@@ -1284,4 +1284,19 @@ Test(gpu, identical_for_any_thread_count)
     run_result_free(&r1);
     run_result_free(&r3);
     cfg_free(&c);
+}
+
+/* A token table (prefill by tokens appended): linear between points, the
+ * last segment extended beyond the last point, the first value below the
+ * first point — computed by hand from the points. */
+Test(gpu, token_table_interpolation)
+{
+    batch_table t = { 2, { 64, 512 }, { 7, 18 }, true };
+    near("tokens 64", cfg_table_ms(&t, 64), 7, EXACT);
+    near("tokens 288", cfg_table_ms(&t, 288), 7 + 11.0 * (288 - 64) / 448, EXACT);
+    near("tokens 512", cfg_table_ms(&t, 512), 18, EXACT);
+    near("tokens 960 (extended)", cfg_table_ms(&t, 960), 18 + 11.0 * (960 - 512) / 448, EXACT);
+    near("tokens 10 (held)", cfg_table_ms(&t, 10), 7, EXACT);
+    batch_table b = { 2, { 1, 8 }, { 6.1, 14.9 }, false };
+    near("batch table never extends", cfg_table_ms(&b, 16), 14.9, EXACT);
 }

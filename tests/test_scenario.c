@@ -787,7 +787,7 @@ Test(scenario, defaults)
     for (int i = 0; i < 2; i++) {
         cr_expect_eq(c.stages[i].servers, 1);
         cr_expect_eq(c.stages[i].capacity, -1);
-        cr_expect_eq(c.stages[i].on_full, ONFULL_DROP_NEWEST);
+        cr_expect_eq(c.stages[i].on_full, ONFULL_DROP_OLDEST);   /* real time: the freshest frame */
         cr_expect_float_eq(c.stages[i].timeout_ms, 0, 1e-12);
     }
     cr_expect_str_eq(c.stages[1].name, "second-stage_2");

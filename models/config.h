@@ -183,6 +183,18 @@ typedef struct {
     double ms;                   /* > 0 */
 } sla_cfg;
 
+/* A sweep (issue: sweeps): the scenario's `sweep: {key: [values], ...}`.
+ * Keys are override paths (scenario.h: scn_override); values are kept as
+ * the text written, so that a point is the scenario loaded again with one
+ * value per axis. */
+#define CFG_MAX_AXES 8
+#define CFG_MAX_AXIS_VALUES 64
+typedef struct {
+    char key[128];
+    int nvalues;
+    char values[CFG_MAX_AXIS_VALUES][32];
+} sweep_axis;
+
 typedef struct {
     char name[CFG_NAME_MAX];
     char path[4096];         /* the scenario file, for messages ("" if built in code) */
@@ -203,6 +215,8 @@ typedef struct {
     int nsla;
     degrade_cfg degrade;
     alert_cfg alerts;
+    sweep_axis axes[CFG_MAX_AXES];   /* the scenario's sweep (vlsim run ignores it) */
+    int naxes;
 } scenario_cfg;
 
 /* Fill the defaults that a scenario may omit (everything but stages). */

@@ -188,6 +188,7 @@ static int kept(pipe_t *p, const station_t *stn, uint32_t i, double now)
     if (c->keep == KEEP_RATIO && stn->scene_next) {
         uint32_t j = p->cfg->workload.arrival == ARRIVAL_PERIODIC ? p->items[i].stream : 0;
         double gap = 60000.0 / c->scene_per_min;
+        now = p->items[i].t_sys;         /* changes are judged at capture, not at the sampler */
         while (stn->scene_next[j] <= now) {
             stn->scene_left[j] = c->scene_burst;
             stn->scene_next[j] += dist_exp_draw(stn->keep_rng, gap);

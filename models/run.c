@@ -332,9 +332,29 @@ static double stage_rate_hz(const scenario_cfg *cfg, int s)
     double rate = w->arrival == ARRIVAL_POISSON ? w->rate_hz : w->streams * w->fps;
     for (int k = 0; k < s; k++) {
         const stage_cfg *st = &cfg->stages[k];
-        rate *= st->keep == KEEP_RATIO ? st->keep_ratio : st->keep == KEEP_EVERY ? 1.0 / st->keep_every : 1.0;
+        if (st->keep == KEEP_EVERY)
+            rate /= st->keep_every;
+        else if (st->keep == KEEP_RATIO) {
+            /* a frame is kept by a scene-change burst when a change fell in
+             * the burst's frame intervals before it: 1 - e^-x, x = changes
+             * per frame interval x burst; the rest with keep_ratio */
+            double x = st->scene_per_min > 0 && w->fps > 0
+                     ? st->scene_per_min * st->scene_burst / (60.0 * w->fps) : 0.0;
+            rate *= 1.0 - exp(-x) * (1.0 - st->keep_ratio);
+        }
     }
     return rate;
+}
+
+/* The tokens a frame carries when it reaches stage s: the last tokens_out
+ * before it on its path (0 if none). */
+static double tokens_at(const scenario_cfg *cfg, int s)
+{
+    double tokens = 0;
+    for (int k = 0; k < s; k++)
+        if (cfg->stages[k].path == cfg->stages[s].path && cfg->stages[k].tokens_out > 0)
+            tokens = cfg->stages[k].tokens_out;
+    return tokens;
 }
 
 /* The mean time the jitter sources add to an item's service. */
@@ -359,10 +379,13 @@ static double worker_ms_per_item(const stage_cfg *st)
     return ms + jitter_mean_ms(st);
 }
 
-/* GPU stage: the least GPU time per item, at a full batch. */
-static double gpu_ms_per_item(const stage_cfg *st)
+/* GPU stage s: the least GPU time per item, at a full batch (a token
+ * table read at the tokens a full batch carries). */
+static double gpu_ms_per_item(const scenario_cfg *cfg, int s)
 {
-    double ms = st->has_table ? cfg_table_ms(&st->table, st->max_batch) : dist_mean(&st->service);
+    const stage_cfg *st = &cfg->stages[s];
+    double x = st->table.by_tokens ? st->max_batch * tokens_at(cfg, s) : st->max_batch;
+    double ms = st->has_table ? cfg_table_ms(&st->table, x) : dist_mean(&st->service);
     return ms / st->max_batch + jitter_mean_ms(st);
 }
 
@@ -386,7 +409,7 @@ double run_offered_load(const scenario_cfg *cfg, int s)
     double load = 0;
     for (int t = 0; t < cfg->nstages; t++)
         if (cfg->stages[t].on == RES_GPU && pool_of(cfg, t) == pool)
-            load += stage_rate_hz(cfg, t) * gpu_ms_per_item(&cfg->stages[t]) / 1000.0;
+            load += stage_rate_hz(cfg, t) * gpu_ms_per_item(cfg, t) / 1000.0;
     return load / ngpus;
 }
 

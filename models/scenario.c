@@ -1039,10 +1039,13 @@ static int read_queue(loader *ld, const yaml_node_t *map, const char *path, stag
 
 /* ---- GPU service: a batch-time table and its jitter --------------------- */
 
-/* table: [{batch: 1, ms: 6.1}, {batch: 8, ms: 14.9}, ...] */
+/* table: [{batch: 1, ms: 6.1}, {batch: 8, ms: 14.9}, ...], or by the tokens a
+ * batch carries: [{tokens: 64, ms: 7}, {tokens: 512, ms: 18}] (by_tokens).
+ * Every point uses the key of the first. A batch table starts at batch 1;
+ * a token table may start anywhere (it extends its ends, config.h). */
 static int read_table(loader *ld, const yaml_node_t *list, const char *path, batch_table *t)
 {
-    static const char *const keys[] = {"batch", "ms", NULL};
+    static const char *const keys[] = {"batch", "tokens", "ms", NULL};
     char ipath[SCN_PATH_LEN], bpath[SCN_PATH_LEN], mpath[SCN_PATH_LEN];
     char show[SCN_SHOW_LEN + 16];
     if (list->type != YAML_SEQUENCE_NODE)
@@ -1054,26 +1057,50 @@ static int read_table(loader *ld, const yaml_node_t *list, const char *path, bat
     for (size_t i = 0; i < n; i++) {
         const yaml_node_t *pt = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
         const yaml_node_t *bv, *mv;
-        int b = 0;
-        double ms = 0;
+        double x = 0, ms = 0;
         path_index(ipath, path, i);
-        path_key(bpath, ipath, "batch");
         path_key(mpath, ipath, "ms");
-        if (check_keys(ld, pt, ipath, "a point such as {batch: 8, ms: 14.9}", keys))
+        if (check_keys(ld, pt, ipath, "a point such as {batch: 8, ms: 14.9} or "
+                       "{tokens: 512, ms: 18}", keys)
+            || either_not_both(ld, pt, ipath, "batch", "tokens",
+                               " (a table is by batch size or by tokens)"))
             return -1;
-        if (!(bv = need(ld, pt, ipath, "batch")) || read_int(ld, bv, bpath, 1, &b))
-            return -1;
-        if (i == 0 && b != 1)
-            return fail(ld, bv, bpath, "the first point must be batch 1, got %d", b);
-        if (i > 0 && !(b > t->batch[i - 1]))
-            return fail(ld, bv, bpath, "batch sizes must be strictly ascending, got %d after %.0f",
-                        b, t->batch[i - 1]);
+        bool by_tokens = get(ld, pt, "tokens") != NULL;
+        if (!by_tokens && !get(ld, pt, "batch"))
+            return fail(ld, pt, ipath, "missing required key 'batch' (or 'tokens', for a "
+                        "table by the tokens a batch carries)");
+        if (i == 0)
+            t->by_tokens = by_tokens;
+        else if (by_tokens != t->by_tokens)
+            return fail(ld, pt, ipath, "gives %s, but the table's first point gives %s; all "
+                        "points of a table must use the same key",
+                        by_tokens ? "tokens" : "batch", t->by_tokens ? "tokens" : "batch");
+        const char *xkey = by_tokens ? "tokens" : "batch";
+        path_key(bpath, ipath, xkey);
+        bv = get(ld, pt, xkey);
+        if (by_tokens) {
+            if (read_double(ld, bv, bpath, POSITIVE, &x))
+                return -1;
+            if (i > 0 && !(x > t->batch[i - 1]))
+                return fail(ld, bv, bpath, "token counts must be strictly ascending, got %s "
+                            "after %.10g", text_of(bv), t->batch[i - 1]);
+        } else {
+            int b = 0;
+            if (read_int(ld, bv, bpath, 1, &b))
+                return -1;
+            if (i == 0 && b != 1)
+                return fail(ld, bv, bpath, "the first point must be batch 1, got %d", b);
+            if (i > 0 && !(b > t->batch[i - 1]))
+                return fail(ld, bv, bpath, "batch sizes must be strictly ascending, got %d "
+                            "after %.0f", b, t->batch[i - 1]);
+            x = b;
+        }
         if (!(mv = need(ld, pt, ipath, "ms")) || read_double(ld, mv, mpath, POSITIVE, &ms))
             return -1;
         if (i > 0 && ms < t->ms[i - 1])
-            return fail(ld, mv, mpath, "must not decrease as the batch grows, got %s after %.10g",
-                        text_of(mv), t->ms[i - 1]);
-        t->batch[i] = b;
+            return fail(ld, mv, mpath, "must not decrease as the %s, got %s after %.10g",
+                        by_tokens ? "tokens grow" : "batch grows", text_of(mv), t->ms[i - 1]);
+        t->batch[i] = x;
         t->ms[i] = ms;
     }
     t->n = (int)n;
@@ -1169,15 +1196,48 @@ static int read_service(loader *ld, const yaml_node_t *map, const char *path, bo
     return read_dist(ld, map, path, 0, false, &s->service);
 }
 
-/* keep: {ratio: 0.5} | {every: 3} */
-static int read_keep(loader *ld, const yaml_node_t *map, const char *path, stage_cfg *s)
+/* scene_change: {per_min: 2, burst: 15} — scene changes per stream per
+ * minute (Poisson), after each of which the stream's next burst frames are
+ * all kept. */
+static int read_scene_change(loader *ld, const yaml_node_t *map, const char *path, stage_cfg *s)
 {
-    static const char *const keys[] = {"ratio", "every", NULL};
+    static const char *const keys[] = {"per_min", "burst", NULL};
     char kpath[SCN_PATH_LEN];
     const yaml_node_t *v;
+    double per_min = 0;
+    int burst = 0;
+    if (check_keys(ld, map, path, "a mapping such as {per_min: 2, burst: 15}", keys))
+        return -1;
+    path_key(kpath, path, "per_min");
+    if (!(v = need(ld, map, path, "per_min")) || read_double(ld, v, kpath, POSITIVE, &per_min))
+        return -1;
+    path_key(kpath, path, "burst");
+    if (!(v = need(ld, map, path, "burst")) || read_int(ld, v, kpath, 1, &burst))
+        return -1;
+    s->scene_per_min = per_min;
+    s->scene_burst = burst;
+    return 0;
+}
+
+/* keep: {ratio: 0.5} | {every: 3} | {ratio: 0.2, scene_change: {per_min, burst}};
+ * that scene changes need a periodic workload is checked once it is known
+ * (check_stage_flow). */
+static int read_keep(loader *ld, const yaml_node_t *map, const char *path, stage_cfg *s)
+{
+    static const char *const keys[] = {"ratio", "every", "scene_change", NULL};
+    char kpath[SCN_PATH_LEN];
+    const yaml_node_t *v, *sk;
     if (check_keys(ld, map, path, "a mapping such as {ratio: 0.5} or {every: 3}", keys)
         || either_not_both(ld, map, path, "ratio", "every", ""))
         return -1;
+    if ((sk = get_key(ld, map, "scene_change")) && !get(ld, map, "ratio")) {
+        path_key(kpath, path, "scene_change");
+        if (get(ld, map, "every"))
+            return fail(ld, sk, kpath, "applies only with ratio (frames kept at random), "
+                        "not with every");
+        return fail(ld, sk, kpath, "needs ratio, the fraction of the other frames kept, "
+                    "such as {ratio: 0.1, scene_change: {per_min: 2, burst: 15}}");
+    }
     if ((v = get(ld, map, "ratio"))) {
         path_key(kpath, path, "ratio");
         if (read_double(ld, v, kpath, POSITIVE, &s->keep_ratio))
@@ -1185,6 +1245,9 @@ static int read_keep(loader *ld, const yaml_node_t *map, const char *path, stage
         if (s->keep_ratio > 1)
             return fail(ld, v, kpath, "must be <= 1, got %s", text_of(v));
         s->keep = KEEP_RATIO;
+        path_key(kpath, path, "scene_change");
+        if ((v = get(ld, map, "scene_change")) && read_scene_change(ld, v, kpath, s))
+            return -1;
         return 0;
     }
     if ((v = get(ld, map, "every"))) {
@@ -1321,7 +1384,8 @@ static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int 
     static const char *const keys[] = {
         "name", "on", "servers", "workers", "service", "queue", "timeout_ms",
         "max_batch", "batch_timeout_ms", "priority", "keep", "retransmit", "gop",
-        "cache_miss", "path", "response_tokens", "budget_ms", NULL};
+        "cache_miss", "path", "response_tokens", "budget_ms", "tokens_per_frame",
+        "keep_tokens", NULL};
     static const char *const resources[] = {"workers", "nvdec", "gpu", NULL};
     static const char *const paths[] = {"frame", "response", NULL};
     static const char *const gpu_only[] = {
@@ -1386,7 +1450,9 @@ static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int 
     if ((v = get(ld, map, "max_batch"))) {
         if (read_int(ld, v, kpath, 1, &s->max_batch))
             return -1;
-        double last = s->has_table ? s->table.batch[s->table.n - 1] : INFINITY;
+        /* a token table extends its last segment: any batch size */
+        double last = s->has_table && !s->table.by_tokens ? s->table.batch[s->table.n - 1]
+                                                          : INFINITY;
         if (s->max_batch > last)
             return fail(ld, v, kpath, "max_batch %d is beyond the service table (last batch %.0f)",
                         s->max_batch, last);
@@ -1404,6 +1470,20 @@ static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int 
     }
     path_key(kpath, path, "response_tokens");
     if ((v = get(ld, map, "response_tokens")) && read_int(ld, v, kpath, 1, &s->response_tokens))
+        return -1;
+    if (s->response_tokens > 0 && s->has_table && s->table.by_tokens) {
+        path_key(kpath, path, "service.table");
+        return fail(ld, get(ld, get(ld, map, "service"), "table"), kpath,
+                    "a decode stage (response_tokens) takes a table by batch (the active "
+                    "sequences), not by tokens");
+    }
+    /* tokens_per_frame (encode) and keep_tokens (reduce): the tokens an item
+     * carries when it leaves this stage */
+    if (either_not_both(ld, map, path, "tokens_per_frame", "keep_tokens", " (they are synonyms)"))
+        return -1;
+    const char *tok = get(ld, map, "tokens_per_frame") ? "tokens_per_frame" : "keep_tokens";
+    path_key(kpath, path, tok);
+    if ((v = get(ld, map, tok)) && read_int(ld, v, kpath, 1, &s->tokens_out))
         return -1;
     path_key(kpath, path, "budget_ms");
     if ((v = get(ld, map, "budget_ms")) && read_double(ld, v, kpath, POSITIVE, &s->budget_ms))
@@ -1480,6 +1560,38 @@ static int check_gpu_stages(loader *ld, const yaml_node_t *root, const yaml_node
         path_key(kpath, path, "on");
         return fail(ld, get_key(ld, stage_node(ld, list, s), "on"), kpath,
                     "on: gpu needs cluster.gpus >= 1 (add cluster: {gpus: N})");
+    }
+    return 0;
+}
+
+/* Checks that need every stage and the workload (wherever either was
+ * written): a table by tokens needs an earlier stage on its path that sets
+ * the tokens items carry, and scene changes are per stream, so they need a
+ * periodic workload. */
+static int check_stage_flow(loader *ld, const yaml_node_t *list, const scenario_cfg *c)
+{
+    char path[SCN_PATH_LEN], kpath[SCN_PATH_LEN];
+    for (int s = 0; s < c->nstages; s++) {
+        const stage_cfg *st = &c->stages[s];
+        const yaml_node_t *node = stage_node(ld, list, s);
+        path_index(path, "stages", (size_t)s);
+        if (st->has_table && st->table.by_tokens) {
+            bool carried = false;
+            for (int j = 0; j < s && !carried; j++)
+                carried = c->stages[j].path == st->path && c->stages[j].tokens_out > 0;
+            if (!carried) {
+                path_key(kpath, path, "service.table");
+                return fail(ld, get(ld, get(ld, node, "service"), "table"), kpath,
+                            "a table by tokens needs tokens: set tokens_per_frame or "
+                            "keep_tokens on an earlier stage");
+            }
+        }
+        if (st->scene_per_min > 0 && c->workload.arrival != ARRIVAL_PERIODIC) {
+            path_key(kpath, path, "keep.scene_change");
+            return fail(ld, get_key(ld, get(ld, node, "keep"), "scene_change"), kpath,
+                        "scene changes are per stream: they need a periodic workload "
+                        "(arrival: periodic); this one is poisson");
+        }
     }
     return 0;
 }
@@ -2007,7 +2119,8 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
     if ((v = get(ld, root, "metrics")) && read_metrics(ld, v, c))
         return -1;
     const yaml_node_t *stages = need(ld, root, "", "stages");
-    if (!stages || read_stages(ld, stages, c) || check_gpu_stages(ld, root, stages, c))
+    if (!stages || read_stages(ld, stages, c) || check_gpu_stages(ld, root, stages, c)
+        || check_stage_flow(ld, stages, c))
         return -1;
     if ((v = get(ld, root, "cluster")) && read_cluster(ld, v, stages, c))
         return -1;

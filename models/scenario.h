@@ -21,4 +21,21 @@ int scn_load(const char *path, scenario_cfg *out, char *err, size_t errlen);
 int scn_load_string(const char *text, size_t len, const char *display_name,
                     const char *basedir, scenario_cfg *out, char *err, size_t errlen);
 
+/* An override of one scalar before the scenario is checked: key is a path
+ * as in error messages — "workload.streams", "cluster.gpus",
+ * "stages.encode.max_batch" (a stage by name) or "stages[3].servers" — and
+ * value its new text ("16"). The key must name a scalar the scenario may
+ * hold: a missing one is added (its parent mappings too), an unknown one is
+ * an error with a did-you-mean, as in the file. The short names `fps`,
+ * `streams` and `gpus` stand for workload.fps, workload.streams and
+ * cluster.gpus. Overridden values are checked like any other; a message
+ * about one names it as "override KEY=VALUE" instead of a file position. */
+typedef struct {
+    const char *key;
+    const char *value;
+} scn_override;
+
+int scn_load_ex(const char *path, const scn_override *ov, size_t nov,
+                scenario_cfg *out, char *err, size_t errlen);
+
 #endif

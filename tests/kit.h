@@ -149,7 +149,7 @@ static inline void count(const char *what, uint64_t got, uint64_t want)
 static inline void hist_is(const char *what, const hist_t *h, uint64_t n, double sum,
                            double min, double max)
 {
-    char b[128];
+    char b[256];
     snprintf(b, sizeof b, "%s n", what);
     count(b, h->n, n);
     if (n == 0)

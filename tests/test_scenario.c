@@ -2761,3 +2761,384 @@ Test(scenario, surge_rejects_bad_values)
                  "stages:\n  - name: a\n    service: {dist: constant, ms: 1}\n",
                  "3:42: workload.surge:", "applies only to arrival: periodic");
 }
+
+/* ---- tokens and the scene-change sampler --------------------------------- */
+
+/* Every new key, with the workload written after the stages (the scene
+ * sampler's check and the token tables' need resolve once all is loaded):
+ * tokens on workers (encode), GPU (reduce) and response (llm_decode)
+ * stages, a token table that starts at 64 tokens, has a fractional point and
+ * a max_batch beyond its last point, and one on the response path fed by the
+ * decode stage's keep_tokens. */
+Test(scenario, tokens_and_scene_change_load)
+{
+    static const char yaml[] =
+        "name: tokens\n"
+        "duration_s: 60\n"
+        "cluster: {gpus: 2}\n"
+        "stages:\n"
+        "  - name: capture\n"
+        "    service: {dist: constant, ms: 1}\n"
+        "  - name: sample\n"
+        "    service: {dist: constant, ms: 0.5}\n"
+        "    keep: {ratio: 0.2, scene_change: {per_min: 2, burst: 15}}\n"
+        "  - name: encode\n"
+        "    servers: 4\n"
+        "    tokens_per_frame: 729\n"
+        "    service: {dist: constant, ms: 10}\n"
+        "  - name: reduce\n"
+        "    on: gpu\n"
+        "    keep_tokens: 64\n"
+        "    max_batch: 8\n"
+        "    service: {table: [{batch: 1, ms: 2}, {batch: 8, ms: 5}]}\n"
+        "  - name: llm_prefill\n"
+        "    on: gpu\n"
+        "    max_batch: 32\n"
+        "    batch_timeout_ms: 2\n"
+        "    service:\n"
+        "      table: [{tokens: 64, ms: 7.0}, {tokens: 512, ms: 18.0}, {tokens: 1000.5, ms: 30}]\n"
+        "      jitter: {dist: gamma, cv: 0.05}\n"
+        "  - name: llm_decode\n"
+        "    on: gpu\n"
+        "    response_tokens: 12\n"
+        "    keep_tokens: 16\n"
+        "    service: {table: [{batch: 1, ms: 20}, {batch: 4, ms: 24}]}\n"
+        "  - name: speak\n"
+        "    path: response\n"
+        "    on: gpu\n"
+        "    service: {table: [{tokens: 8, ms: 1}, {tokens: 32, ms: 2}]}\n"
+        "workload: {arrival: periodic, streams: 4, fps: 15, queries_per_min: 1}\n";
+    scenario_cfg c;
+    expect_ok(yaml, &c);
+    cr_assert_eq(c.nstages, 7);
+    const stage_cfg *cap = &c.stages[0], *smp = &c.stages[1], *enc = &c.stages[2];
+    const stage_cfg *red = &c.stages[3], *pre = &c.stages[4], *dec = &c.stages[5];
+    const stage_cfg *spk = &c.stages[6];
+
+    cr_expect_eq(cap->tokens_out, 0);                /* default: tokens unchanged */
+    cr_expect_eq(cap->keep, KEEP_ALL);
+    cr_expect_float_eq(cap->scene_per_min, 0, 1e-12);
+
+    cr_expect_eq(smp->keep, KEEP_RATIO);
+    cr_expect_float_eq(smp->keep_ratio, 0.2, 1e-12);
+    cr_expect_float_eq(smp->scene_per_min, 2, 1e-12);
+    cr_expect_eq(smp->scene_burst, 15);
+    cr_expect_eq(smp->tokens_out, 0);
+
+    cr_expect_eq(enc->on, RES_WORKERS);
+    cr_expect_eq(enc->tokens_out, 729);              /* tokens_per_frame */
+
+    cr_expect_eq(red->on, RES_GPU);
+    cr_expect_eq(red->tokens_out, 64);               /* keep_tokens */
+    cr_assert(red->has_table);
+    cr_expect(!red->table.by_tokens);
+    cr_expect_eq(red->max_batch, 8);
+
+    cr_expect_eq(pre->tokens_out, 0);
+    cr_assert(pre->has_table);
+    cr_expect(pre->table.by_tokens);
+    cr_assert_eq(pre->table.n, 3);
+    static const double px[] = {64, 512, 1000.5}, pms[] = {7, 18, 30};
+    for (int i = 0; i < 3; i++) {
+        cr_expect_float_eq(pre->table.batch[i], px[i], 1e-12);
+        cr_expect_float_eq(pre->table.ms[i], pms[i], 1e-12);
+    }
+    cr_expect_eq(pre->max_batch, 32);                /* beyond 1000.5 "batch": no rule */
+    cr_expect_float_eq(pre->batch_timeout_ms, 2, 1e-12);
+    cr_assert(pre->has_jitter);
+    cr_expect_float_eq(dist_mean(&pre->jitter), 1, 1e-9);
+
+    cr_expect_eq(dec->path, PATH_RESPONSE);
+    cr_expect_eq(dec->response_tokens, 12);
+    cr_expect_eq(dec->tokens_out, 16);
+    cr_expect(dec->has_table && !dec->table.by_tokens);
+
+    cr_expect_eq(spk->path, PATH_RESPONSE);
+    cr_assert(spk->has_table);
+    cr_expect(spk->table.by_tokens);
+    cr_expect_float_eq(spk->table.batch[0], 8, 1e-12);
+    cr_expect_float_eq(spk->table.ms[1], 2, 1e-12);
+
+    cr_expect_eq(c.workload.arrival, ARRIVAL_PERIODIC);
+    cfg_free(&c);
+}
+
+/* -- tokens_per_frame, keep_tokens -- */
+
+Test(scenario, tokens_per_frame_and_keep_tokens)
+{
+    /* "    keep_tokens: 64": the key 5-15, ": " 16-17, the value at 18 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    tokens_per_frame: 729\n"
+                 "    keep_tokens: 64\n",
+                 "8:18: stages[0].keep_tokens: ",
+                 "give either tokens_per_frame or keep_tokens, not both (they are synonyms)");
+}
+
+Test(scenario, keep_tokens_written_first_and_tokens_per_frame)
+{
+    /* the later of the two is named: "    tokens_per_frame: 729", value at 23 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    keep_tokens: 64\n"
+                 "    tokens_per_frame: 729\n",
+                 "8:23: stages[0].tokens_per_frame: ", "give either tokens_per_frame or keep_tokens");
+}
+
+Test(scenario, zero_tokens_per_frame)
+{
+    /* "    tokens_per_frame: 0": the key 5-20, ": " 21-22, the value at 23 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    tokens_per_frame: 0\n",
+                 "7:23: stages[0].tokens_per_frame: ", "must be >= 1, got 0");
+}
+
+Test(scenario, fractional_keep_tokens)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    keep_tokens: 64.5\n",
+                 "7:18: stages[0].keep_tokens: ", "expected an integer, got 64.5");
+}
+
+Test(scenario, keep_tokens_typo)
+{
+    expect_error(WITH_SERVICE("{dist: constant, ms: 1}")
+                 "    keep_token: 64\n",
+                 "7:5: stages[0].keep_token: ", "did you mean 'keep_tokens'?");
+}
+
+/* -- tables by tokens -- */
+
+/* encode sets 729 tokens; llm_prefill (stages[1]) is on the GPU and its
+ * service goes on line 8: "    service: {table: [" puts the list's '[' at
+ * column 22 and the first point's '{' at 23. */
+#define TOKEN_HEAD                                                                  \
+    "duration_s: 10\n"                                                              \
+    "workload: {arrival: periodic, streams: 2, fps: 10}\n"                          \
+    "cluster: {gpus: 1}\n"                                                          \
+    "stages:\n"                                                                     \
+    "  - {name: encode, tokens_per_frame: 729, service: {dist: constant, ms: 1}}\n" \
+    "  - name: llm_prefill\n"                                                       \
+    "    on: gpu\n"
+
+Test(scenario, token_table_loads_with_head)
+{
+    scenario_cfg c;
+    expect_ok(TOKEN_HEAD "    max_batch: 64\n"
+              "    service: {table: [{tokens: 64, ms: 7}, {tokens: 512, ms: 18}]}\n", &c);
+    cr_expect(c.stages[1].table.by_tokens);
+    cr_expect_eq(c.stages[1].max_batch, 64);
+    /* the loaded table, read as config.c reads it: 640 tokens on the
+     * extended line 7 + 11 x 576 / 448 */
+    cr_expect_float_eq(cfg_table_ms(&c.stages[1].table, 640), 7 + 11.0 * 576 / 448, 1e-12);
+    cr_expect_float_eq(cfg_table_ms(&c.stages[1].table, 32), 7, 1e-12);
+    cfg_free(&c);
+}
+
+Test(scenario, token_table_batch_after_tokens)
+{
+    /* point 0 "{tokens: 64, ms: 7}" is 19 characters, 23-41; ", " 42-43 */
+    expect_error(TOKEN_HEAD
+                 "    service: {table: [{tokens: 64, ms: 7}, {batch: 2, ms: 8}]}\n",
+                 "8:44: stages[1].service.table[1]: ",
+                 "gives batch, but the table's first point gives tokens; all points of a "
+                 "table must use the same key");
+}
+
+Test(scenario, token_table_tokens_after_batch)
+{
+    /* point 0 "{batch: 1, ms: 7}" is 17 characters, 23-39; ", " 40-41 */
+    expect_error(TOKEN_HEAD
+                 "    service: {table: [{batch: 1, ms: 7}, {tokens: 64, ms: 8}]}\n",
+                 "8:42: stages[1].service.table[1]: ",
+                 "gives tokens, but the table's first point gives batch");
+}
+
+Test(scenario, token_table_point_with_batch_and_tokens)
+{
+    /* '{' 23, "tokens" 24-29, ": " 30-31, "64" 32-33, ", " 34-35, "batch" 36-40,
+     * ": " 41-42, the value at 43 */
+    expect_error(TOKEN_HEAD
+                 "    service: {table: [{tokens: 64, batch: 1, ms: 7}]}\n",
+                 "8:43: stages[1].service.table[0].batch: ",
+                 "give either batch or tokens, not both");
+}
+
+Test(scenario, token_table_point_without_x)
+{
+    expect_error(TOKEN_HEAD
+                 "    service: {table: [{ms: 7}]}\n",
+                 "8:23: stages[1].service.table[0]: ",
+                 "missing required key 'batch' (or 'tokens'");
+}
+
+Test(scenario, token_table_key_typo)
+{
+    expect_error(TOKEN_HEAD
+                 "    service: {table: [{token: 64, ms: 7}]}\n",
+                 "8:24: stages[1].service.table[0].token: ", "did you mean 'tokens'?");
+}
+
+Test(scenario, token_table_not_ascending)
+{
+    /* point 0 "{tokens: 512, ms: 7}" is 20 characters, 23-42; ", " 43-44; point 1:
+     * '{' 45, "tokens" 46-51, ": " 52-53, the value at 54 */
+    expect_error(TOKEN_HEAD
+                 "    service: {table: [{tokens: 512, ms: 7}, {tokens: 64, ms: 18}]}\n",
+                 "8:54: stages[1].service.table[1].tokens: ",
+                 "token counts must be strictly ascending, got 64 after 512");
+    expect_error(TOKEN_HEAD
+                 "    service: {table: [{tokens: 512, ms: 7}, {tokens: 512, ms: 18}]}\n",
+                 "8:54: stages[1].service.table[1].tokens: ",
+                 "strictly ascending, got 512 after 512");
+}
+
+Test(scenario, token_table_zero_tokens)
+{
+    /* '{' 23, "tokens" 24-29, ": " 30-31, the value at 32 */
+    expect_error(TOKEN_HEAD
+                 "    service: {table: [{tokens: 0, ms: 7}]}\n",
+                 "8:32: stages[1].service.table[0].tokens: ", "must be > 0, got 0");
+    expect_error(TOKEN_HEAD
+                 "    service: {table: [{tokens: -64, ms: 7}]}\n",
+                 "8:32: stages[1].service.table[0].tokens: ", "must be > 0, got -64");
+}
+
+Test(scenario, token_table_time_decreases)
+{
+    /* point 1 '{' 44, "tokens" 45-50, ": " 51-52, "512" 53-55, ", " 56-57,
+     * "ms" 58-59, ": " 60-61, the value at 62 */
+    expect_error(TOKEN_HEAD
+                 "    service: {table: [{tokens: 64, ms: 7}, {tokens: 512, ms: 6.5}]}\n",
+                 "8:62: stages[1].service.table[1].ms: ",
+                 "must not decrease as the tokens grow, got 6.5 after 7");
+}
+
+/* No earlier stage sets tokens: the table's own stage (tokens leave it, they
+ * do not enter it) and a later stage do not count. */
+Test(scenario, token_table_without_tokens)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: periodic, streams: 2, fps: 10}\n"
+                 "cluster: {gpus: 1}\n"
+                 "stages:\n"
+                 "  - {name: encode, service: {dist: constant, ms: 1}}\n"
+                 "  - name: llm_prefill\n"
+                 "    on: gpu\n"
+                 "    tokens_per_frame: 64\n"
+                 "    service: {table: [{tokens: 64, ms: 7}]}\n"
+                 "  - {name: post, keep_tokens: 32, service: {dist: constant, ms: 1}}\n",
+                 "9:22: stages[1].service.table: ",
+                 "a table by tokens needs tokens: set tokens_per_frame or keep_tokens on an "
+                 "earlier stage");
+}
+
+/* Tokens set on the response path do not reach the frame path. */
+Test(scenario, token_table_tokens_on_other_path)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: periodic, streams: 2, fps: 10}\n"
+                 "cluster: {gpus: 1}\n"
+                 "stages:\n"
+                 "  - {name: ask, path: response, keep_tokens: 64, service: {dist: constant, ms: 1}}\n"
+                 "  - name: llm_prefill\n"
+                 "    on: gpu\n"
+                 "    service: {table: [{tokens: 64, ms: 7}]}\n",
+                 "8:22: stages[1].service.table: ", "a table by tokens needs tokens");
+}
+
+Test(scenario, token_table_on_decode_stage)
+{
+    expect_error("duration_s: 10\n"
+                 "workload: {arrival: periodic, streams: 2, fps: 10}\n"
+                 "cluster: {gpus: 1}\n"
+                 "stages:\n"
+                 "  - {name: encode, tokens_per_frame: 729, service: {dist: constant, ms: 1}}\n"
+                 "  - name: llm_decode\n"
+                 "    on: gpu\n"
+                 "    service: {table: [{tokens: 64, ms: 7}]}\n"
+                 "    response_tokens: 12\n",
+                 "8:22: stages[1].service.table: ",
+                 "a decode stage (response_tokens) takes a table by batch");
+}
+
+/* -- keep.scene_change -- */
+
+/* A periodic workload and one stage "sample"; its keep goes on line 6:
+ * "    keep: {" puts the mapping's '{' at column 11 and its first key at 12. */
+#define SCENE_STAGE                                        \
+    "duration_s: 10\n"                                     \
+    "workload: {arrival: periodic, streams: 2, fps: 10}\n" \
+    "stages:\n"                                            \
+    "  - name: sample\n"                                   \
+    "    service: {dist: constant, ms: 1}\n"
+
+Test(scenario, scene_change_with_every)
+{
+    /* "every" 12-16, ": " 17-18, "2" 19, ", " 20-21, "scene_change" at 22 */
+    expect_error(SCENE_STAGE
+                 "    keep: {every: 2, scene_change: {per_min: 2, burst: 15}}\n",
+                 "6:22: stages[0].keep.scene_change: ",
+                 "applies only with ratio (frames kept at random), not with every");
+}
+
+Test(scenario, scene_change_without_ratio)
+{
+    expect_error(SCENE_STAGE
+                 "    keep: {scene_change: {per_min: 2, burst: 15}}\n",
+                 "6:12: stages[0].keep.scene_change: ", "needs ratio");
+}
+
+/* "    keep: {ratio: 0.2, scene_change: {": "ratio" 12-16, ": " 17-18, "0.2"
+ * 19-21, ", " 22-23, "scene_change" 24-35, ": " 36-37, '{' 38, "per_min"
+ * 39-45, ": " 46-47, its value at 48; then "2, " 48-50, "burst" 51-55, ": "
+ * 56-57, its value at 58. */
+Test(scenario, scene_change_zero_per_min)
+{
+    expect_error(SCENE_STAGE
+                 "    keep: {ratio: 0.2, scene_change: {per_min: 0, burst: 15}}\n",
+                 "6:48: stages[0].keep.scene_change.per_min: ", "must be > 0, got 0");
+}
+
+Test(scenario, scene_change_bad_burst)
+{
+    expect_error(SCENE_STAGE
+                 "    keep: {ratio: 0.2, scene_change: {per_min: 2, burst: 0}}\n",
+                 "6:58: stages[0].keep.scene_change.burst: ", "must be >= 1, got 0");
+    expect_error(SCENE_STAGE
+                 "    keep: {ratio: 0.2, scene_change: {per_min: 2, burst: 1.5}}\n",
+                 "6:58: stages[0].keep.scene_change.burst: ", "expected an integer, got 1.5");
+}
+
+Test(scenario, scene_change_missing_burst)
+{
+    expect_error(SCENE_STAGE
+                 "    keep: {ratio: 0.2, scene_change: {per_min: 2}}\n",
+                 "6:38: stages[0].keep.scene_change: ", "missing required key 'burst'");
+}
+
+Test(scenario, scene_change_key_typo)
+{
+    expect_error(SCENE_STAGE
+                 "    keep: {ratio: 0.2, scene_change: {per_minute: 2, burst: 15}}\n",
+                 "6:39: stages[0].keep.scene_change.per_minute: ", "did you mean 'per_min'?");
+}
+
+Test(scenario, scene_change_not_a_mapping)
+{
+    expect_error(SCENE_STAGE
+                 "    keep: {ratio: 0.2, scene_change: 2}\n",
+                 "6:38: stages[0].keep.scene_change: ", "expected a mapping such as {per_min: 2");
+}
+
+/* The workload, written after the stages, is poisson: the error is on the
+ * stage's scene_change key ("    keep: {ratio: 0.2, " puts it at 24). */
+Test(scenario, scene_change_with_poisson_written_later)
+{
+    expect_error("duration_s: 10\n"
+                 "stages:\n"
+                 "  - name: sample\n"
+                 "    service: {dist: constant, ms: 1}\n"
+                 "    keep: {ratio: 0.2, scene_change: {per_min: 2, burst: 15}}\n"
+                 "workload: {arrival: poisson, rate_hz: 10}\n",
+                 "5:24: stages[0].keep.scene_change: ", "need a periodic workload");
+}

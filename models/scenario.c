@@ -36,6 +36,10 @@ typedef struct {
     int ndists;              /* distribution nodes built so far */
     uint64_t reorder_unset;  /* bit s: stage s has a gop without reorder_ms (default
                                 resolved once the workload is known) */
+    const scn_override *ov;  /* the overrides applied to doc (scn_load_ex) */
+    size_t nov;
+    size_t text_len;         /* a node whose start_mark.index is beyond the text was
+                                made by override (index - text_len - 1) */
 } loader;
 
 /* Messages are one line, whatever the inputs held. */
@@ -46,13 +50,27 @@ static void one_line(char *s)
             *s = ' ';
 }
 
-static void vreport(loader *ld, const yaml_mark_t *mark, const char *path,
+/* The override that made node n, or -1 when n was written in the file. */
+static long override_of(const loader *ld, const yaml_node_t *n)
+{
+    if (!n || n->start_mark.index <= ld->text_len)
+        return -1;
+    size_t oi = n->start_mark.index - ld->text_len - 1;
+    return oi < ld->nov ? (long)oi : -1;
+}
+
+/* "FILE:LINE:COL: PATH: message", or for a value or key set by override oi
+ * (>= 0) "override KEY=VALUE: PATH: message". */
+static void vreport(loader *ld, const yaml_mark_t *mark, long oi, const char *path,
                     const char *fmt, va_list ap)
 {
     if (!ld->err || ld->errlen == 0)
         return;
     int n;
-    if (mark)
+    if (oi >= 0)
+        n = snprintf(ld->err, ld->errlen, "override %s=%s: %s: ", ld->ov[oi].key,
+                     ld->ov[oi].value, *path ? path : "(root)");
+    else if (mark)
         n = snprintf(ld->err, ld->errlen, "%s:%zu:%zu: %s: ", ld->file,
                      mark->line + 1, mark->column + 1, *path ? path : "(root)");
     else
@@ -67,7 +85,7 @@ static int fail(loader *ld, const yaml_node_t *n, const char *path, const char *
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport(ld, &n->start_mark, path, fmt, ap);
+    vreport(ld, &n->start_mark, override_of(ld, n), path, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -76,7 +94,7 @@ static int fail_mark(loader *ld, const yaml_mark_t *mark, const char *path, cons
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport(ld, mark, path, fmt, ap);
+    vreport(ld, mark, -1, path, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -86,9 +104,31 @@ static int fail_file(loader *ld, const char *fmt, ...)
 {
     va_list ap;
     va_start(ap, fmt);
-    vreport(ld, NULL, "", fmt, ap);
+    vreport(ld, NULL, -1, "", fmt, ap);
     va_end(ap);
     return -1;
+}
+
+/* An error about override oi as a whole (its key path does not resolve). */
+static int fail_override(loader *ld, long oi, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vreport(ld, NULL, oi, path, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Where node n was given, for "first given at ...": "line N" or, for a node
+ * an override made, "override KEY=VALUE". */
+static const char *given_at(const loader *ld, const yaml_node_t *n, char *buf, size_t size)
+{
+    long oi = override_of(ld, n);
+    if (oi >= 0)
+        snprintf(buf, size, "override %s=%s", ld->ov[oi].key, ld->ov[oi].value);
+    else
+        snprintf(buf, size, "line %zu", n->start_mark.line + 1);
+    return buf;
 }
 
 /* ---- small helpers ----------------------------------------------------- */
@@ -346,9 +386,11 @@ static int check_keys(loader *ld, const yaml_node_t *map, const char *path,
         path_key(kpath, path, text_of(k));
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
             yaml_node_t *k0 = yaml_document_get_node(&ld->doc, q->key);
-            if (k0 && k0->type == YAML_SCALAR_NODE && strcmp(text_of(k0), text_of(k)) == 0)
-                return fail(ld, k, kpath, "duplicate key (first given at line %zu)",
-                            k0->start_mark.line + 1);
+            if (k0 && k0->type == YAML_SCALAR_NODE && strcmp(text_of(k0), text_of(k)) == 0) {
+                char at[160];
+                return fail(ld, k, kpath, "duplicate key (first given at %s)",
+                            given_at(ld, k0, at, sizeof at));
+            }
         }
         if (one_of(text_of(k), keys))
             continue;
@@ -632,11 +674,11 @@ static int read_lognormal(loader *ld, const yaml_node_t *map, const char *path, 
             first = k;
             first_is_mean = mean;
         } else if (mean != first_is_mean) {
-            char kpath[SCN_PATH_LEN];
+            char kpath[SCN_PATH_LEN], at[160];
             path_key(kpath, path, text_of(k));
             return fail(ld, k, kpath, "lognormal takes either mean_ms and sd_ms, or p50_ms "
-                        "and p99_ms, not a mix (line %zu gave %s)",
-                        first->start_mark.line + 1, text_of(first));
+                        "and p99_ms, not a mix (%s gave %s)",
+                        given_at(ld, first, at, sizeof at), text_of(first));
         }
     }
     if (!first)
@@ -1669,9 +1711,11 @@ static int read_pools(loader *ld, const yaml_node_t *map, const yaml_node_t *sta
         path_key(ppath, path, text_of(k));
         for (size_t j = 0; j < i; j++) {
             const yaml_node_t *k0 = yaml_document_get_node(&ld->doc, map->data.mapping.pairs.start[j].key);
-            if (strcmp(text_of(k0), text_of(k)) == 0)
-                return fail(ld, k, ppath, "duplicate pool name (first given at line %zu)",
-                            k0->start_mark.line + 1);
+            if (strcmp(text_of(k0), text_of(k)) == 0) {
+                char at[160];
+                return fail(ld, k, ppath, "duplicate pool name (first given at %s)",
+                            given_at(ld, k0, at, sizeof at));
+            }
         }
         if (read_name(ld, k, ppath, p->name)
             || check_keys(ld, v, ppath, "a pool such as {gpus: 2, stages: [encode, reduce]}", keys))
@@ -1903,9 +1947,11 @@ static int read_quality(loader *ld, const yaml_node_t *map, const char *path,
         path_key(kpath, spath, name);
         for (size_t j = 0; j < i; j++) {
             const yaml_node_t *k0 = yaml_document_get_node(&ld->doc, scale->data.mapping.pairs.start[j].key);
-            if (k0->type == YAML_SCALAR_NODE && strcmp(text_of(k0), name) == 0)
-                return fail(ld, k, kpath, "duplicate key (first given at line %zu)",
-                            k0->start_mark.line + 1);
+            if (k0->type == YAML_SCALAR_NODE && strcmp(text_of(k0), name) == 0) {
+                char at[160];
+                return fail(ld, k, kpath, "duplicate key (first given at %s)",
+                            given_at(ld, k0, at, sizeof at));
+            }
         }
         int s = 0;
         while (s < c->nstages && strcmp(c->stages[s].name, name) != 0)
@@ -2068,6 +2114,347 @@ static int check_paths(loader *ld, const yaml_node_t *root, const yaml_node_t *s
                 "named llm_decode or response)");
 }
 
+/* ---- overrides: scalars set in the document before it is read ----------- */
+
+/* scn_load_ex edits the parsed document, then reads it like any other: an
+ * override replaces the scalar at its key path, or adds it (and the
+ * mappings on its way) when missing. The nodes it makes are marked (see
+ * override_of) so that a message about them names the override instead of
+ * a file position; they also count as written after everything in the
+ * file. The same walk, without editing, checks the keys of sweep axes. */
+
+#define OV_MAX_PARTS 32
+
+typedef struct {
+    bool is_index;              /* [N] rather than a name */
+    size_t index;
+    char name[128];
+} key_part;
+
+typedef struct {
+    char path[SCN_PATH_LEN];    /* where the walk stopped, as messages name it */
+    char msg[256];
+} walk_err;
+
+/* The short names of scn_override: fps, streams, gpus. */
+static const char *full_key(const char *key)
+{
+    static const char *const shorts[][2] = {
+        {"fps", "workload.fps"}, {"streams", "workload.streams"}, {"gpus", "cluster.gpus"}};
+    for (size_t i = 0; i < sizeof shorts / sizeof shorts[0]; i++)
+        if (strcmp(key, shorts[i][0]) == 0)
+            return shorts[i][1];
+    return key;
+}
+
+/* Split "stages.encode.max_batch" or "stages[2].servers" into names and
+ * indices; NULL, or what is wrong with key. */
+static const char *split_key(const char *key, key_part *t, int *nt)
+{
+    const char *p = key;
+    *nt = 0;
+    if (!*p)
+        return "the key is empty";
+    for (;;) {
+        size_t n = strcspn(p, ".[]");
+        if (n == 0)
+            return "an empty part (each part is a name, optionally followed by [N])";
+        if (n >= sizeof t->name)
+            return "a part longer than 127 characters";
+        if (*nt == OV_MAX_PARTS)
+            return "too many parts";
+        key_part *k = &t[(*nt)++];
+        k->is_index = false;
+        memcpy(k->name, p, n);
+        k->name[n] = '\0';
+        for (p += n; *p == '['; ) {
+            size_t d = strspn(++p, "0123456789");
+            if (d == 0 || d > 9 || p[d] != ']')
+                return "an index must be [N] with N a number, such as [0]";
+            if (*nt == OV_MAX_PARTS)
+                return "too many parts";
+            k = &t[(*nt)++];
+            k->is_index = true;
+            k->index = strtoul(p, NULL, 10);
+            p += d + 1;
+        }
+        if (*p == '\0')
+            return NULL;
+        if (*p != '.')
+            return "expected '.' or '[' after a name";
+        p++;
+    }
+}
+
+static int walk_fail(walk_err *we, const char *path, const char *fmt, ...)
+{
+    va_list ap;
+    copy_str(we->path, sizeof we->path, path);
+    va_start(ap, fmt);
+    vsnprintf(we->msg, sizeof we->msg, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Mark node id as made by override oi (see override_of). */
+static int mark_override(loader *ld, int id, long oi)
+{
+    yaml_node_t *n = yaml_document_get_node(&ld->doc, id);
+    if (n) {
+        yaml_mark_t m = {.index = ld->text_len + 1 + (size_t)oi};
+        n->start_mark = n->end_mark = m;
+    }
+    return id;
+}
+
+/* A plain scalar made by override oi; 0 when libyaml refuses (out of
+ * memory, or text that is not UTF-8). */
+static int new_scalar(loader *ld, const char *text, long oi)
+{
+    int id = yaml_document_add_scalar(&ld->doc, NULL, (const yaml_char_t *)text, -1,
+                                      YAML_PLAIN_SCALAR_STYLE);
+    return id ? mark_override(ld, id, oi) : 0;
+}
+
+/* Check that the node a key path ends at may be overridden: a scalar. */
+static int target_scalar(loader *ld, int id, const char *path, walk_err *we)
+{
+    const yaml_node_t *n = yaml_document_get_node(&ld->doc, id);
+    if (n->type == YAML_SCALAR_NODE)
+        return 0;
+    return walk_fail(we, path, "holds a %s, not a scalar; an override sets one scalar value",
+                     n->type == YAML_MAPPING_NODE ? "mapping" : "list");
+}
+
+/* The stage named name in the stages list (a node id), or 0 with the
+ * error in we. */
+static int stage_by_name(loader *ld, const yaml_node_t *list, const char *name, size_t *idx,
+                         walk_err *we)
+{
+    const char *names[CFG_MAX_STAGES + 1];
+    char show[SCN_SHOW_LEN + 16], all[512];
+    int nn = 0;
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *st = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        const yaml_node_t *nm = st && st->type == YAML_MAPPING_NODE ? get(ld, st, "name") : NULL;
+        if (!nm || nm->type != YAML_SCALAR_NODE)
+            continue;
+        if (strcmp(text_of(nm), name) == 0) {
+            *idx = i;
+            return list->data.sequence.items.start[i];
+        }
+        if (nn < CFG_MAX_STAGES)
+            names[nn++] = text_of(nm);
+    }
+    names[nn] = NULL;
+    const char *guess = closest(name, names);
+    if (guess)
+        walk_fail(we, "stages", "no stage named %s; did you mean '%s'?",
+                  quoted(name, show, sizeof show), guess);
+    else
+        walk_fail(we, "stages", "no stage named %s; stages: %s", quoted(name, show, sizeof show),
+                  joined(names, all, sizeof all));
+    return 0;
+}
+
+/* Walk key (a full path, no short name) through the document. With oi >= 0,
+ * set it to value as override oi: replace the scalar there (its key too, so
+ * that messages about either name the override), or add it and the
+ * mappings missing on its way. With oi < 0, only check that the walk would
+ * succeed (sweep axes). canon gets the path as messages name it:
+ * "stages.encode.max_batch" -> "stages[3].max_batch". The root is a mapping. */
+static int walk(loader *ld, const char *key, const char *value, long oi, char *canon,
+                walk_err *we)
+{
+    key_part t[OV_MAX_PARTS];
+    char next[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    int nt = 0, cur = 1;            /* node 1 is the root */
+    bool apply = oi >= 0, missing = false;
+    const char *bad = split_key(key, t, &nt);
+    canon[0] = '\0';
+    if (bad)
+        return walk_fail(we, key, "malformed key: %s", bad);
+    for (int i = 0; i < nt; i++) {
+        const key_part *k = &t[i];
+        bool last = i == nt - 1;
+        bool index_next = !last && t[i + 1].is_index;
+        if (k->is_index)
+            path_index(next, canon, k->index);
+        else
+            path_key(next, canon, k->name);
+        yaml_node_t *n = yaml_document_get_node(&ld->doc, cur);
+        if (missing) {                          /* dry run below a key that would be added */
+            if (k->is_index)
+                return walk_fail(we, canon, "is not in the scenario, and an override cannot "
+                                 "add list items");
+        } else if (k->is_index) {
+            if (n->type != YAML_SEQUENCE_NODE)
+                return walk_fail(we, canon, "expected a list to take item [%zu] of, got %s",
+                                 k->index, describe(n, show, sizeof show));
+            size_t len = (size_t)(n->data.sequence.items.top - n->data.sequence.items.start);
+            if (k->index >= len)
+                return walk_fail(we, canon, "has %zu item%s; there is no [%zu]", len,
+                                 len == 1 ? "" : "s", k->index);
+            int item = n->data.sequence.items.start[k->index];
+            if (last && target_scalar(ld, item, next, we))
+                return -1;
+            if (last && apply) {
+                int id = new_scalar(ld, value, oi);
+                if (!id)
+                    return walk_fail(we, next, "cannot set the value (not UTF-8, or out of memory)");
+                n = yaml_document_get_node(&ld->doc, cur);      /* nodes may have moved */
+                n->data.sequence.items.start[k->index] = id;
+            }
+            cur = item;
+        } else if (n->type == YAML_SEQUENCE_NODE && i == 1 && strcmp(t[0].name, "stages") == 0) {
+            size_t s = 0;                       /* stages.NAME: a stage by its name */
+            int item = stage_by_name(ld, n, k->name, &s, we);
+            if (!item)
+                return -1;
+            path_index(next, "stages", s);
+            if (last && target_scalar(ld, item, next, we))
+                return -1;
+            cur = item;
+        } else if (n->type == YAML_MAPPING_NODE) {
+            yaml_node_pair_t *p = n->data.mapping.pairs.start;
+            while (p < n->data.mapping.pairs.top) {
+                const yaml_node_t *pk = yaml_document_get_node(&ld->doc, p->key);
+                if (pk && pk->type == YAML_SCALAR_NODE && strcmp(text_of(pk), k->name) == 0)
+                    break;
+                p++;
+            }
+            if (p < n->data.mapping.pairs.top) {
+                size_t pi = (size_t)(p - n->data.mapping.pairs.start);
+                int v = p->value;
+                if (last && target_scalar(ld, v, next, we))
+                    return -1;
+                if (last && apply) {
+                    int kid = new_scalar(ld, k->name, oi), vid = kid ? new_scalar(ld, value, oi) : 0;
+                    if (!vid)
+                        return walk_fail(we, next, "cannot set the value (not UTF-8, or out of memory)");
+                    n = yaml_document_get_node(&ld->doc, cur);  /* nodes may have moved */
+                    n->data.mapping.pairs.start[pi].key = kid;
+                    n->data.mapping.pairs.start[pi].value = vid;
+                }
+                cur = v;
+            } else if (index_next) {
+                return walk_fail(we, next, "is not in the scenario, and an override cannot add "
+                                 "list items");
+            } else if (!apply) {
+                missing = true;
+            } else {
+                int kid = new_scalar(ld, k->name, oi), vid = 0;
+                if (kid)
+                    vid = last ? new_scalar(ld, value, oi)
+                               : yaml_document_add_mapping(&ld->doc, NULL, YAML_BLOCK_MAPPING_STYLE);
+                if (!vid || !mark_override(ld, vid, oi)
+                    || !yaml_document_append_mapping_pair(&ld->doc, cur, kid, vid))
+                    return walk_fail(we, next, "cannot add the key (not UTF-8, or out of memory)");
+                cur = vid;
+            }
+        } else if (n->type == YAML_SEQUENCE_NODE) {
+            return walk_fail(we, canon, "is a list; select an item by index, as in %s[0]", canon);
+        } else {
+            return walk_fail(we, canon, "expected a mapping holding '%s', got %s", k->name,
+                             describe(n, show, sizeof show));
+        }
+        copy_str(canon, SCN_PATH_LEN, next);
+    }
+    return 0;
+}
+
+/* Apply the loader's overrides to its document, in order (a later one
+ * wins). A root that is not a mapping is left for read_root to report. */
+static int apply_overrides(loader *ld)
+{
+    const yaml_node_t *root = yaml_document_get_root_node(&ld->doc);
+    if (!root || root->type != YAML_MAPPING_NODE)
+        return 0;
+    for (size_t i = 0; i < ld->nov; i++) {
+        char canon[SCN_PATH_LEN];
+        walk_err we;
+        if (walk(ld, full_key(ld->ov[i].key), ld->ov[i].value, (long)i, canon, &we))
+            return fail_override(ld, (long)i, we.path, "%s", we.msg);
+    }
+    return 0;
+}
+
+/* sweep: {KEY: [VALUE, ...], ...}: the axes of a parameter sweep. Each KEY
+ * is an override key (short names too) and must resolve in this scenario
+ * as an override would (the stage exists, the path goes through mappings);
+ * the values are scalars kept as the text written, and are checked only
+ * when a point (the scenario loaded with one override per axis) is loaded.
+ * vlsim run ignores the axes. */
+static int read_sweep(loader *ld, const yaml_node_t *map, scenario_cfg *c)
+{
+    const char *path = "sweep";
+    char kpath[SCN_PATH_LEN], ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    char canon[CFG_MAX_AXES][SCN_PATH_LEN];
+    if (expect_mapping(ld, map, path, "a mapping of override keys to lists of values, such "
+                       "as {fps: [10, 15, 30], stages.encode.max_batch: [1, 4, 8]}"))
+        return -1;
+    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    if (n == 0)
+        return fail(ld, map, path, "must name at least one axis");
+    if (n > CFG_MAX_AXES)
+        return fail(ld, map, path, "at most %d axes, got %zu", CFG_MAX_AXES, n);
+    for (size_t a = 0; a < n; a++) {
+        const yaml_node_pair_t *pair = map->data.mapping.pairs.start + a;
+        const yaml_node_t *k = yaml_document_get_node(&ld->doc, pair->key);
+        const yaml_node_t *list = yaml_document_get_node(&ld->doc, pair->value);
+        sweep_axis *ax = &c->axes[a];
+        walk_err we;
+        if (k->type != YAML_SCALAR_NODE)
+            return fail(ld, k, path, "axis keys must be plain strings, not a %s",
+                        k->type == YAML_MAPPING_NODE ? "mapping" : "list");
+        path_key(kpath, path, text_of(k));
+        for (size_t b = 0; b < a; b++) {
+            const yaml_node_t *k0 = yaml_document_get_node(&ld->doc, map->data.mapping.pairs.start[b].key);
+            if (strcmp(text_of(k0), text_of(k)) == 0) {
+                char at[160];
+                return fail(ld, k, kpath, "duplicate key (first given at %s)",
+                            given_at(ld, k0, at, sizeof at));
+            }
+        }
+        if (strlen(text_of(k)) >= sizeof ax->key)
+            return fail(ld, k, kpath, "an axis key may be at most %zu characters",
+                        sizeof ax->key - 1);
+        if (walk(ld, full_key(text_of(k)), NULL, -1, canon[a], &we))
+            return fail(ld, k, kpath, "not an override key for this scenario: %s%s%s", we.path,
+                        *we.path ? ": " : "", we.msg);
+        for (size_t b = 0; b < a; b++)
+            if (strcmp(canon[b], canon[a]) == 0)
+                return fail(ld, k, kpath, "sets %s, as axis '%s' does", canon[a], c->axes[b].key);
+        copy_str(ax->key, sizeof ax->key, text_of(k));
+
+        if (list->type != YAML_SEQUENCE_NODE)
+            return fail(ld, list, kpath, "expected a list of values such as [10, 15, 30], got %s",
+                        describe(list, show, sizeof show));
+        size_t nv = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+        if (nv < 1 || nv > CFG_MAX_AXIS_VALUES)
+            return fail(ld, list, kpath, "must hold 1 to %d values, got %zu", CFG_MAX_AXIS_VALUES, nv);
+        for (size_t i = 0; i < nv; i++) {
+            const yaml_node_t *v = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+            path_index(ipath, kpath, i);
+            if (v->type != YAML_SCALAR_NODE || is_null(v))
+                return fail(ld, v, ipath, "expected a scalar value, got %s",
+                            describe(v, show, sizeof show));
+            if (strlen(text_of(v)) >= sizeof ax->values[i])
+                return fail(ld, v, ipath, "a value may be at most %zu characters, got %s",
+                            sizeof ax->values[i] - 1, quoted(text_of(v), show, sizeof show));
+            for (size_t j = 0; j < i; j++)
+                if (strcmp(ax->values[j], text_of(v)) == 0)
+                    return fail(ld, v, ipath, "value %s is listed twice (also %s[%zu])",
+                                quoted(text_of(v), show, sizeof show), kpath, j);
+            copy_str(ax->values[i], sizeof ax->values[i], text_of(v));
+        }
+        ax->nvalues = (int)nv;
+    }
+    c->naxes = (int)n;
+    return 0;
+}
+
 /* warmup_s: N, or warmup: auto | N, not both. */
 static int read_warmup(loader *ld, const yaml_node_t *root, scenario_cfg *c)
 {
@@ -2100,7 +2487,7 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
     static const char *const keys[] = {
         "name", "seed", "duration_s", "warmup_s", "warmup", "replications",
         "workload", "metrics", "stages", "cluster", "frame_deadline_ms", "sla",
-        "degradation", "alerts", NULL};
+        "degradation", "alerts", "sweep", NULL};
     const yaml_node_t *v;
     if (check_keys(ld, root, "", "a mapping of scenario keys (name, duration_s, workload, stages, ...)", keys))
         return -1;
@@ -2134,6 +2521,8 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
     if ((v = get(ld, root, "alerts")) && read_alerts(ld, v, &c->alerts))
         return -1;
     if (check_paths(ld, root, stages, c))
+        return -1;
+    if ((v = get(ld, root, "sweep")) && read_sweep(ld, v, c))
         return -1;
     resolve_gop_defaults(ld, c);
     return 0;
@@ -2213,6 +2602,43 @@ static int load_document(loader *ld, const char *text, size_t len)
 
 /* ---- public ------------------------------------------------------------ */
 
+/* The one conversion behind scn_load, scn_load_string and scn_load_ex:
+ * parse text, apply ld's overrides to the document, read it into out. */
+static int load_text(loader *ld, const char *text, size_t len, scenario_cfg *out)
+{
+    memset(out, 0, sizeof *out);
+    if (ld->err && ld->errlen)
+        ld->err[0] = '\0';
+    if (len > SCN_MAX_BYTES)
+        return fail_file(ld, "file is larger than 16 MiB");
+    for (size_t i = 0; i < ld->nov; i++)
+        if (!ld->ov || !ld->ov[i].key || !ld->ov[i].value)
+            return fail_file(ld, "override %zu has no key or no value", i + 1);
+    ld->text_len = len;
+    if (load_document(ld, text ? text : "", text ? len : 0))
+        return -1;
+
+    cfg_defaults(out);
+    copy_str(out->path, sizeof out->path, ld->file);
+    int rc;
+    if (!yaml_document_get_root_node(&ld->doc)) {
+        yaml_mark_t start = {0};
+        rc = fail_mark(ld, &start, "(root)",
+                       "the document is empty; expected a mapping of scenario keys");
+    } else {
+        /* the root is fetched after the overrides: adding nodes moves them */
+        rc = apply_overrides(ld);
+        if (rc == 0)
+            rc = read_root(ld, yaml_document_get_root_node(&ld->doc), out);
+    }
+    yaml_document_delete(&ld->doc);
+    if (rc) {
+        cfg_free(out);
+        return -1;
+    }
+    return 0;
+}
+
 int scn_load_string(const char *text, size_t len, const char *display_name,
                     const char *basedir, scenario_cfg *out, char *err, size_t errlen)
 {
@@ -2222,31 +2648,7 @@ int scn_load_string(const char *text, size_t len, const char *display_name,
         .err = err,
         .errlen = errlen,
     };
-    memset(out, 0, sizeof *out);
-    if (err && errlen)
-        err[0] = '\0';
-    if (len > SCN_MAX_BYTES)
-        return fail_file(&ld, "file is larger than 16 MiB");
-    if (load_document(&ld, text ? text : "", text ? len : 0))
-        return -1;
-
-    cfg_defaults(out);
-    copy_str(out->path, sizeof out->path, ld.file);
-    const yaml_node_t *root = yaml_document_get_root_node(&ld.doc);
-    int rc;
-    if (!root) {
-        yaml_mark_t start = {0};
-        rc = fail_mark(&ld, &start, "(root)",
-                       "the document is empty; expected a mapping of scenario keys");
-    } else {
-        rc = read_root(&ld, root, out);
-    }
-    yaml_document_delete(&ld.doc);
-    if (rc) {
-        cfg_free(out);
-        return -1;
-    }
-    return 0;
+    return load_text(&ld, text, len, out);
 }
 
 /* Read all of f, up to the 16 MiB limit, into *text (malloc'd). */
@@ -2300,10 +2702,16 @@ static void dir_of(const char *path, char *dir, size_t size)
     dir[n] = '\0';
 }
 
-int scn_load(const char *path, scenario_cfg *out, char *err, size_t errlen)
+int scn_load_ex(const char *path, const scn_override *ov, size_t nov,
+                scenario_cfg *out, char *err, size_t errlen)
 {
-    loader ld = {.file = path, .err = err, .errlen = errlen};
+    char dir[4096];
+    dir_of(path, dir, sizeof dir);
+    loader ld = {.file = path, .basedir = dir, .err = err, .errlen = errlen,
+                 .ov = ov, .nov = nov};
     memset(out, 0, sizeof *out);
+    if (err && errlen)
+        err[0] = '\0';
     FILE *f = fopen(path, "rb");
     if (!f)
         return fail_file(&ld, "cannot open: %s", strerror(errno));
@@ -2314,9 +2722,12 @@ int scn_load(const char *path, scenario_cfg *out, char *err, size_t errlen)
     fclose(f);
     if (rc)
         return -1;
-    char dir[4096];
-    dir_of(path, dir, sizeof dir);
-    rc = scn_load_string(text, len, path, dir, out, err, errlen);
+    rc = load_text(&ld, text, len, out);
     free(text);
     return rc;
+}
+
+int scn_load(const char *path, scenario_cfg *out, char *err, size_t errlen)
+{
+    return scn_load_ex(path, NULL, 0, out, err, errlen);
 }

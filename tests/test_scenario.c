@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "models/scenario.h"
 
@@ -3141,4 +3142,698 @@ Test(scenario, scene_change_with_poisson_written_later)
                  "    keep: {ratio: 0.2, scene_change: {per_min: 2, burst: 15}}\n"
                  "workload: {arrival: poisson, rate_hz: 10}\n",
                  "5:24: stages[0].keep.scene_change: ", "need a periodic workload");
+}
+
+/* ---- overrides (scn_load_ex) -------------------------------------------- */
+
+/* scn_load_ex on yaml, through a pipe, since these tests write no files; a
+ * message that names the file says /dev/fd/N. */
+static int load_ex(const char *yaml, const scn_override *ov, size_t nov, scenario_cfg *c,
+                   char *err, size_t errlen)
+{
+    int fd[2];
+    size_t len = strlen(yaml);
+    cr_assert_lt(len, (size_t)4096, "keep test scenarios within one pipe buffer");
+    cr_assert_eq(pipe(fd), 0);
+    cr_assert_eq(write(fd[1], yaml, len), (ssize_t)len);
+    close(fd[1]);
+    char path[32];
+    snprintf(path, sizeof path, "/dev/fd/%d", fd[0]);
+    int rc = scn_load_ex(path, ov, nov, c, err, errlen);
+    close(fd[0]);
+    return rc;
+}
+
+static void expect_ex_ok(const char *yaml, const scn_override *ov, size_t nov, scenario_cfg *c)
+{
+    char err[512];
+    int rc = load_ex(yaml, ov, nov, c, err, sizeof err);
+    cr_assert_eq(rc, 0, "rejected: %s\n%s", err, yaml);
+}
+
+/* yaml with the one override key=value must fail with exactly msg, leave
+ * the config all zero and nothing allocated (ASan). */
+static void expect_ex_error(const char *yaml, const char *key, const char *value, const char *msg)
+{
+    static const scenario_cfg zero;
+    scn_override ov = {key, value};
+    scenario_cfg c;
+    char err[512];
+    memset(&c, 0xab, sizeof c);
+    int rc = load_ex(yaml, &ov, 1, &c, err, sizeof err);
+    cr_assert_eq(rc, -1, "accepted %s=%s", key, value);
+    cr_expect_str_eq(err, msg);
+    cr_expect(memcmp(&c, &zero, sizeof c) == 0, "config not zeroed after an error");
+}
+
+/* text with the first occurrence of old (which must be there) replaced by
+ * new; malloc'd. */
+static char *edit(const char *text, const char *old, const char *new_text)
+{
+    const char *at = strstr(text, old);
+    cr_assert_not_null(at, "'%s' not found in:\n%s", old, text);
+    size_t pre = (size_t)(at - text), lo = strlen(old), ln = strlen(new_text);
+    char *out = malloc(strlen(text) - lo + ln + 1);
+    cr_assert_not_null(out);
+    memcpy(out, text, pre);
+    memcpy(out + pre, new_text, ln);
+    strcpy(out + pre + ln, at + lo);
+    return out;
+}
+
+static bool same_dist(const dist_t *a, const dist_t *b)
+{
+    if (a->kind != b->kind || a->p0 != b->p0 || a->p1 != b->p1 || a->nvalues != b->nvalues
+        || a->nparts != b->nparts)
+        return false;
+    for (size_t i = 0; i < a->nvalues; i++)
+        if (a->values[i] != b->values[i])
+            return false;
+    for (size_t i = 0; i < a->nparts; i++)
+        if (a->weights[i] != b->weights[i] || !same_dist(&a->parts[i], &b->parts[i]))
+            return false;
+    return true;
+}
+
+/* Field by field (structs may differ in padding). */
+#define SAME(f) cr_expect(a->f == b->f, "%s differs", #f)
+#define SAME_MEM(f) cr_expect(memcmp(&a->f, &b->f, sizeof a->f) == 0, "%s differs", #f)
+static void expect_same_stage(const stage_cfg *a, const stage_cfg *b)
+{
+    cr_expect_str_eq(a->name, b->name);
+    SAME(path); SAME(on); SAME(servers); SAME(capacity); SAME(on_full); SAME(timeout_ms);
+    SAME(max_batch); SAME(batch_timeout_ms); SAME(has_table); SAME(has_jitter);
+    SAME(response_tokens); SAME(priority); SAME(budget_ms);
+    SAME(table.n); SAME(table.by_tokens); SAME_MEM(table.batch); SAME_MEM(table.ms);
+    SAME(retransmit.loss); SAME(retransmit.rtt_ms); SAME(retransmit.max_retries);
+    SAME(gop.length); SAME(gop.i_factor); SAME(gop.b_frames); SAME(gop.reorder_ms);
+    SAME(cache_miss.prob); SAME(cache_miss.ms_per_token); SAME(cache_miss.context_tokens);
+    SAME(keep); SAME(keep_ratio); SAME(keep_every); SAME(scene_per_min); SAME(scene_burst);
+    SAME(tokens_out);
+    cr_expect(same_dist(&a->service, &b->service), "%s.service differs", a->name);
+    cr_expect(same_dist(&a->jitter, &b->jitter), "%s.jitter differs", a->name);
+}
+
+static void expect_same_cfg(const scenario_cfg *a, const scenario_cfg *b)
+{
+    cr_expect_str_eq(a->name, b->name);
+    SAME(seed); SAME(duration_s); SAME(warmup_s); SAME(warmup_auto); SAME(replications);
+    SAME(workload.arrival); SAME(workload.queries_per_min); SAME(workload.proactive_per_min);
+    SAME(workload.rate_hz); SAME(workload.streams); SAME(workload.fps);
+    SAME(workload.jitter_ms); SAME(workload.phase); SAME(workload.surge_streams);
+    SAME(workload.surge_at_s); SAME(workload.surge_for_s);
+    SAME(nbuckets); SAME_MEM(buckets_ms);
+    SAME(cluster.gpus); SAME(cluster.gpu_hour_usd); SAME(cluster.placement);
+    SAME(cluster.policy); SAME(cluster.npools);
+    cr_expect_str_eq(a->cluster.gpu_type, b->cluster.gpu_type);
+    for (int i = 0; i < a->cluster.npools && i < b->cluster.npools; i++) {
+        cr_expect_str_eq(a->cluster.pools[i].name, b->cluster.pools[i].name);
+        SAME(cluster.pools[i].first); SAME(cluster.pools[i].gpus); SAME(cluster.pools[i].stage_mask);
+    }
+    SAME(frame_deadline_ms); SAME(nsla);
+    for (int i = 0; i < a->nsla && i < b->nsla; i++) {
+        cr_expect_str_eq(a->sla[i].metric, b->sla[i].metric);
+        SAME(sla[i].percentile); SAME(sla[i].ms);
+    }
+    SAME(degrade.nmodes); SAME_MEM(degrade.modes); SAME(degrade.interval_s);
+    SAME(degrade.window_s); SAME(degrade.p99_target_ms); SAME(degrade.high_water);
+    SAME(degrade.low_water); SAME(degrade.deescalate); SAME(degrade.cooldown_s);
+    SAME(degrade.fps); SAME_MEM(degrade.quality_scale);
+    SAME(alerts.window_s); SAME(alerts.p99_sla_factor); SAME(alerts.drop_rate);
+    SAME(alerts.gpu_util_below); SAME(alerts.gpu_util_for_s); SAME(alerts.p99_p95_ratio);
+    SAME(naxes);
+    for (int i = 0; i < a->naxes && i < b->naxes; i++) {
+        cr_expect_str_eq(a->axes[i].key, b->axes[i].key);
+        SAME(axes[i].nvalues);
+        for (int j = 0; j < a->axes[i].nvalues && j < b->axes[i].nvalues; j++)
+            cr_expect_str_eq(a->axes[i].values[j], b->axes[i].values[j]);
+    }
+    SAME(nstages);
+    for (int s = 0; s < a->nstages && s < b->nstages; s++)
+        expect_same_stage(&a->stages[s], &b->stages[s]);
+}
+#undef SAME
+#undef SAME_MEM
+
+/* Two stages: capture (stages[0]) and encode (stages[1], on the GPUs). */
+#define OV_BASE                                                        \
+    "name: ov\n"                                                       \
+    "duration_s: 10\n"                                                 \
+    "workload: {arrival: periodic, streams: 4, fps: 15}\n"             \
+    "cluster: {gpus: 2}\n"                                             \
+    "stages:\n"                                                        \
+    "  - name: capture\n"                                              \
+    "    servers: 2\n"                                                 \
+    "    service: {dist: constant, ms: 1}\n"                           \
+    "  - name: encode\n"                                               \
+    "    on: gpu\n"                                                    \
+    "    max_batch: 4\n"                                               \
+    "    service: {table: [{batch: 1, ms: 5}, {batch: 8, ms: 12}]}\n"  \
+    "degradation:\n"                                                   \
+    "  modes: [reduce_fps]\n"                                          \
+    "  p99_target_ms: 100\n"                                           \
+    "  reduce_fps: {fps: 10}\n"
+
+Test(scenario, override_existing_scalars)
+{
+    const scn_override ov[] = {
+        {"workload.streams", "8"},
+        {"cluster.gpus", "3"},
+        {"stages.encode.max_batch", "8"},
+        {"stages[0].servers", "5"},
+        {"degradation.reduce_fps.fps", "5"},
+        {"duration_s", "20"},
+        {"name", "renamed"},
+    };
+    scenario_cfg c;
+    expect_ex_ok(OV_BASE, ov, sizeof ov / sizeof ov[0], &c);
+    cr_expect_eq(c.workload.streams, 8);
+    cr_expect_eq(c.cluster.gpus, 3);
+    cr_expect_eq(c.stages[1].max_batch, 8);
+    cr_expect_eq(c.stages[0].servers, 5);
+    cr_expect_eq(c.degrade.fps, 5);
+    cr_expect_eq(c.duration_s, 20);
+    cr_expect_str_eq(c.name, "renamed");
+    cr_expect_eq(c.workload.fps, 15);            /* the rest as written */
+    cr_expect_eq(c.stages[1].table.n, 2);
+    cfg_free(&c);
+}
+
+Test(scenario, override_by_stage_index)
+{
+    const scn_override ov[] = {{"stages[1].max_batch", "2"}, {"stages[0].name", "grab"}};
+    scenario_cfg c;
+    expect_ex_ok(OV_BASE, ov, 2, &c);
+    cr_expect_eq(c.stages[1].max_batch, 2);
+    cr_expect_str_eq(c.stages[0].name, "grab");
+    cfg_free(&c);
+}
+
+Test(scenario, override_short_names)
+{
+    const scn_override ov[] = {{"fps", "30"}, {"streams", "16"}, {"gpus", "4"}};
+    const scn_override full[] = {
+        {"workload.fps", "30"}, {"workload.streams", "16"}, {"cluster.gpus", "4"}};
+    scenario_cfg c, d;
+    expect_ex_ok(OV_BASE, ov, 3, &c);
+    cr_expect_eq(c.workload.fps, 30);
+    cr_expect_eq(c.workload.streams, 16);
+    cr_expect_eq(c.cluster.gpus, 4);
+    expect_ex_ok(OV_BASE, full, 3, &d);
+    expect_same_cfg(&c, &d);
+    cfg_free(&c);
+    cfg_free(&d);
+}
+
+/* Missing keys are added: into a flow mapping (workload), a block mapping
+ * (a stage), at the root, and with their parent mappings (alerts, queue). */
+Test(scenario, override_adds_missing_keys)
+{
+    const scn_override ov[] = {
+        {"workload.jitter_ms", "2.5"},
+        {"stages.encode.batch_timeout_ms", "3"},
+        {"seed", "42"},
+        {"replications", "2"},
+        {"alerts.window_s", "30"},
+        {"stages.capture.queue.capacity", "8"},
+    };
+    scenario_cfg c;
+    expect_ex_ok(OV_BASE, ov, sizeof ov / sizeof ov[0], &c);
+    cr_expect_eq(c.workload.jitter_ms, 2.5);
+    cr_expect_eq(c.stages[1].batch_timeout_ms, 3);
+    cr_expect_eq(c.seed, 42);
+    cr_expect_eq(c.replications, 2);
+    cr_expect_eq(c.alerts.window_s, 30);
+    cr_expect_eq(c.stages[0].capacity, 8);
+    cr_expect_eq(c.alerts.drop_rate, 0.01);      /* the other alert defaults stay */
+    cfg_free(&c);
+}
+
+Test(scenario, override_later_wins)
+{
+    const scn_override ov[] = {{"streams", "8"}, {"workload.streams", "16"}};
+    scenario_cfg c;
+    expect_ex_ok(OV_BASE, ov, 2, &c);
+    cr_expect_eq(c.workload.streams, 16);
+    cfg_free(&c);
+}
+
+/* A value written quoted in the file is a string there; its override is a
+ * plain scalar, read as a number. */
+Test(scenario, override_value_is_plain)
+{
+    const scn_override ov = {"workload.streams", "16"};
+    scenario_cfg c;
+    char *yaml = edit(OV_BASE, "streams: 4", "streams: \"4\"");
+    expect_ex_ok(yaml, &ov, 1, &c);
+    cr_expect_eq(c.workload.streams, 16);
+    cfg_free(&c);
+    free(yaml);
+}
+
+/* The scenario with an override equals the scenario written with that
+ * value in the file. */
+Test(scenario, override_equals_written)
+{
+    static const struct {
+        const char *key, *value, *old, *new_text;
+    } cases[] = {
+        {"streams", "8", "streams: 4", "streams: 8"},
+        {"workload.fps", "12.5", "fps: 15", "fps: 12.5"},
+        {"gpus", "3", "gpus: 2", "gpus: 3"},
+        {"stages.encode.max_batch", "8", "max_batch: 4", "max_batch: 8"},
+        {"stages[0].servers", "7", "servers: 2", "servers: 7"},
+        {"degradation.reduce_fps.fps", "7.5", "{fps: 10}", "{fps: 7.5}"},
+        {"workload.jitter_ms", "2", "fps: 15}", "fps: 15, jitter_ms: 2}"},
+        {"stages.encode.batch_timeout_ms", "3", "    max_batch: 4\n",
+         "    max_batch: 4\n    batch_timeout_ms: 3\n"},
+        {"alerts.window_s", "30", "name: ov\n", "name: ov\nalerts: {window_s: 30}\n"},
+        {"seed", "99", "name: ov\n", "name: ov\nseed: 99\n"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        scn_override ov = {cases[i].key, cases[i].value};
+        char *yaml = edit(OV_BASE, cases[i].old, cases[i].new_text);
+        scenario_cfg a, b;
+        expect_ex_ok(OV_BASE, &ov, 1, &a);
+        expect_ok(yaml, &b);
+        expect_same_cfg(&a, &b);
+        cfg_free(&a);
+        cfg_free(&b);
+        free(yaml);
+    }
+}
+
+/* The same on the shipped default scenario, read from its file. */
+Test(scenario, override_equals_written_default)
+{
+    static const struct {
+        const char *key, *value, *anchor, *old, *new_text;
+    } cases[] = {
+        {"streams", "16", "workload:", "streams: 32", "streams: 16"},
+        {"stages.encode.max_batch", "4", "- name: encode", "max_batch: 8", "max_batch: 4"},
+        {"stages.reduce.batch_timeout_ms", "2", "- name: reduce", "    on: gpu\n",
+         "    on: gpu\n    batch_timeout_ms: 2\n"},
+    };
+    FILE *f = fopen("scenarios/default.yaml", "rb");
+    if (!f)
+        return;
+    char *text = calloc(1, 1 << 20);
+    cr_assert_not_null(text);
+    size_t len = fread(text, 1, (1 << 20) - 1, f);
+    fclose(f);
+    cr_assert_gt(len, 0);
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        /* edit the first `old` after the anchor */
+        char *at = strstr(text, cases[i].anchor);
+        cr_assert_not_null(at, "default.yaml has no '%s'", cases[i].anchor);
+        char *tail = edit(at, cases[i].old, cases[i].new_text);
+        size_t pre = (size_t)(at - text);
+        char *yaml = malloc(pre + strlen(tail) + 1);
+        cr_assert_not_null(yaml);
+        memcpy(yaml, text, pre);
+        strcpy(yaml + pre, tail);
+
+        scn_override ov = {cases[i].key, cases[i].value};
+        scenario_cfg a, b;
+        char err[512];
+        cr_assert_eq(scn_load_ex("scenarios/default.yaml", &ov, 1, &a, err, sizeof err), 0,
+                     "%s", err);
+        cr_assert_eq(scn_load_string(yaml, strlen(yaml), "default.yaml", "scenarios", &b, err,
+                                     sizeof err), 0, "%s", err);
+        expect_same_cfg(&a, &b);
+        cfg_free(&a);
+        cfg_free(&b);
+        free(yaml);
+        free(tail);
+    }
+    free(text);
+}
+
+/* No overrides: scn_load_ex is scn_load. */
+Test(scenario, override_none_is_load)
+{
+    scenario_cfg a, b;
+    char err[512];
+    cr_assert_eq(scn_load_ex(DATA "/empirical.yaml", NULL, 0, &a, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(scn_load(DATA "/empirical.yaml", &b, err, sizeof err), 0, "%s", err);
+    expect_same_cfg(&a, &b);
+    cfg_free(&a);
+    cfg_free(&b);
+}
+
+/* Relative sample files still resolve against the scenario's directory. */
+Test(scenario, override_file_keeps_basedir)
+{
+    const scn_override ov = {"workload.rate_hz", "20"};
+    scenario_cfg c;
+    char err[512];
+    cr_assert_eq(scn_load_ex(DATA "/empirical.yaml", &ov, 1, &c, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(c.workload.rate_hz, 20);
+    cr_expect_eq(c.stages[0].service.kind, DIST_EMPIRICAL);
+    cfg_free(&c);
+}
+
+/* Root keys apply to any scenario: every shipped one loads with them. */
+Test(scenario, override_shipped_scenarios)
+{
+    const scn_override ov[] = {{"seed", "123"}, {"replications", "2"}, {"duration_s", "5"}};
+    glob_t g;
+    int rc = glob("scenarios/*.yaml", 0, NULL, &g);
+    if (rc == GLOB_NOMATCH)
+        return;
+    cr_assert_eq(rc, 0);
+    for (size_t i = 0; i < g.gl_pathc; i++) {
+        scenario_cfg c;
+        char err[512];
+        cr_expect_eq(scn_load_ex(g.gl_pathv[i], ov, 3, &c, err, sizeof err), 0, "%s", err);
+        cr_expect_eq(c.seed, 123);
+        cr_expect_eq(c.replications, 2);
+        cr_expect_eq(c.duration_s, 5);
+        cfg_free(&c);
+    }
+    globfree(&g);
+}
+
+Test(scenario, override_value_errors)
+{
+    expect_ex_error(OV_BASE, "stages.encode.max_batch", "0",
+                    "override stages.encode.max_batch=0: stages[1].max_batch: must be >= 1, got 0");
+    expect_ex_error(OV_BASE, "stages[1].max_batch", "0",
+                    "override stages[1].max_batch=0: stages[1].max_batch: must be >= 1, got 0");
+    expect_ex_error(OV_BASE, "streams", "abc",
+                    "override streams=abc: workload.streams: expected an integer, got \"abc\"");
+    expect_ex_error(OV_BASE, "fps", "abc",
+                    "override fps=abc: workload.fps: expected a number, got \"abc\"");
+    expect_ex_error(OV_BASE, "fps", "yes",
+                    "override fps=yes: workload.fps: expected a number, got the boolean yes");
+    expect_ex_error(OV_BASE, "gpus", "",
+                    "override gpus=: cluster.gpus: expected an integer, got an empty value (null)");
+    expect_ex_error(OV_BASE, "stages.encode.max_batch", "16",
+                    "override stages.encode.max_batch=16: stages[1].max_batch: max_batch 16 is "
+                    "beyond the service table (last batch 8)");
+    /* a check against another value names the override, which counts as
+     * written last */
+    expect_ex_error(OV_BASE, "degradation.reduce_fps.fps", "20",
+                    "override degradation.reduce_fps.fps=20: degradation.reduce_fps.fps: must be "
+                    "< workload.fps (15), got 20");
+    /* an added key that needs another */
+    expect_ex_error(OV_BASE, "stages.capture.queue.on_full", "drop_newest",
+                    "override stages.capture.queue.on_full=drop_newest: stages[0].queue: missing "
+                    "required key 'capacity'");
+}
+
+/* Keys the loader does not accept get the file's did-you-mean, named as
+ * the override's. */
+Test(scenario, override_unknown_keys)
+{
+    expect_ex_error(OV_BASE, "workload.stream", "8",
+                    "override workload.stream=8: workload.stream: unknown key; did you mean "
+                    "'streams'?");
+    expect_ex_error(OV_BASE, "stages.encode.max_bach", "2",
+                    "override stages.encode.max_bach=2: stages[1].max_bach: unknown key; did you "
+                    "mean 'max_batch'?");
+    expect_ex_error(OV_BASE, "duraton_s", "5",
+                    "override duraton_s=5: duraton_s: unknown key; did you mean 'duration_s'?");
+    expect_ex_error(OV_BASE, "stages.capture.max_batch", "2",
+                    "override stages.capture.max_batch=2: stages[0].max_batch: applies only to "
+                    "on: gpu stages");
+    expect_ex_error(OV_BASE, "stages.capture.workers", "3",
+                    "override stages.capture.workers=3: stages[0].workers: give either servers or "
+                    "workers, not both (workers is a synonym)");
+    expect_ex_error(OV_BASE, "workload.rate_hz", "3",
+                    "override workload.rate_hz=3: workload.rate_hz: applies only to arrival: "
+                    "poisson");
+}
+
+Test(scenario, override_stage_names)
+{
+    expect_ex_error(OV_BASE, "stages.encdoe.max_batch", "4",
+                    "override stages.encdoe.max_batch=4: stages: no stage named \"encdoe\"; did "
+                    "you mean 'encode'?");
+    expect_ex_error(OV_BASE, "stages.llm_decode.max_batch", "4",
+                    "override stages.llm_decode.max_batch=4: stages: no stage named "
+                    "\"llm_decode\"; stages: capture, encode");
+    expect_ex_error(OV_BASE, "stages[2].servers", "1",
+                    "override stages[2].servers=1: stages: has 2 items; there is no [2]");
+}
+
+Test(scenario, override_path_errors)
+{
+    expect_ex_error(OV_BASE, "workload.fps.x", "1",
+                    "override workload.fps.x=1: workload.fps: expected a mapping holding 'x', got "
+                    "\"15\"");
+    expect_ex_error(OV_BASE, "stages.encode.on.x", "1",
+                    "override stages.encode.on.x=1: stages[1].on: expected a mapping holding "
+                    "'x', got \"gpu\"");
+    expect_ex_error(OV_BASE, "workload[0]", "1",
+                    "override workload[0]=1: workload: expected a list to take item [0] of, got a "
+                    "mapping");
+    expect_ex_error(OV_BASE, "degradation.modes.x", "1",
+                    "override degradation.modes.x=1: degradation.modes: is a list; select an item "
+                    "by index, as in degradation.modes[0]");
+    expect_ex_error(OV_BASE, "workload", "3",
+                    "override workload=3: workload: holds a mapping, not a scalar; an override "
+                    "sets one scalar value");
+    expect_ex_error(OV_BASE, "stages.encode", "3",
+                    "override stages.encode=3: stages[1]: holds a mapping, not a scalar; an "
+                    "override sets one scalar value");
+    expect_ex_error(OV_BASE, "sla[0].ms", "5",
+                    "override sla[0].ms=5: sla: is not in the scenario, and an override cannot "
+                    "add list items");
+    expect_ex_error(OV_BASE, "stages..servers", "1",
+                    "override stages..servers=1: stages..servers: malformed key: an empty part "
+                    "(each part is a name, optionally followed by [N])");
+    expect_ex_error(OV_BASE, "stages[x].servers", "1",
+                    "override stages[x].servers=1: stages[x].servers: malformed key: an index must "
+                    "be [N] with N a number, such as [0]");
+    expect_ex_error(OV_BASE, "", "1", "override =1: (root): malformed key: the key is empty");
+}
+
+/* An item of a list that holds scalars may be overridden by index. */
+Test(scenario, override_list_item)
+{
+    const scn_override ov = {"degradation.modes[0]", "reduce_fsp"};
+    scenario_cfg c;
+    char err[512];
+    cr_assert_eq(load_ex(OV_BASE "metrics: {buckets_ms: [5, 10, 20]}\n",
+                         &(scn_override){"metrics.buckets_ms[1]", "15"}, 1, &c, err, sizeof err),
+                 0, "%s", err);
+    cr_expect_eq(c.buckets_ms[1], 15);
+    cfg_free(&c);
+    expect_ex_error(OV_BASE, ov.key, ov.value,
+                    "override degradation.modes[0]=reduce_fsp: degradation.modes[0]: unknown "
+                    "value \"reduce_fsp\"; did you mean 'reduce_fps'? (valid: reduce_fps, "
+                    "reduce_quality, drop_response)");
+}
+
+/* Errors in the file itself keep FILE:LINE:COL, overrides or not. */
+Test(scenario, override_file_errors_keep_position)
+{
+    const scn_override ov = {"streams", "8"};
+    scenario_cfg c;
+    char err[512];
+    char *yaml = edit(OV_BASE, "p99_target_ms: 100", "p99_target_ms: -1");
+    cr_assert_eq(load_ex(yaml, &ov, 1, &c, err, sizeof err), -1);
+    cr_expect(strncmp(err, "/dev/fd/", 8) == 0, "got '%s'", err);
+    cr_expect(strstr(err, ":15:18: degradation.p99_target_ms: must be > 0, got -1") != NULL,
+              "got '%s'", err);
+    free(yaml);
+}
+
+Test(scenario, override_bad_arguments)
+{
+    scenario_cfg c;
+    char err[512];
+    const scn_override ov = {"streams", NULL};
+    cr_assert_eq(load_ex(OV_BASE, &ov, 1, &c, err, sizeof err), -1);
+    cr_expect(strstr(err, ": override 1 has no key or no value") != NULL, "got '%s'", err);
+    cr_assert_eq(load_ex(OV_BASE, NULL, 2, &c, err, sizeof err), -1);
+    cr_assert_eq(scn_load_ex(DATA "/no-such.yaml", &ov, 0, &c, err, sizeof err), -1);
+    cr_expect(strstr(err, "cannot open") != NULL, "got '%s'", err);
+}
+
+/* ---- sweep ------------------------------------------------------------- */
+
+/* The sweep goes on line 12, after this. */
+#define SWEEP_BASE                                                     \
+    "name: sw\n"                                                       \
+    "duration_s: 10\n"                                                 \
+    "workload: {arrival: periodic, streams: 4, fps: 15}\n"             \
+    "cluster: {gpus: 2}\n"                                             \
+    "stages:\n"                                                        \
+    "  - name: capture\n"                                              \
+    "    service: {dist: constant, ms: 1}\n"                           \
+    "  - name: encode\n"                                               \
+    "    on: gpu\n"                                                    \
+    "    max_batch: 8\n"                                               \
+    "    service: {table: [{batch: 1, ms: 5}, {batch: 8, ms: 12}]}\n"
+
+Test(scenario, sweep_loads_axes_in_order)
+{
+    scenario_cfg c;
+    expect_ok(SWEEP_BASE
+              "sweep: {fps: [10, 15, 30], streams: [8, 16, 32], stages.encode.max_batch: [1, 4, 8]}\n",
+              &c);
+    cr_assert_eq(c.naxes, 3);
+    cr_expect_str_eq(c.axes[0].key, "fps");
+    cr_expect_str_eq(c.axes[1].key, "streams");
+    cr_expect_str_eq(c.axes[2].key, "stages.encode.max_batch");
+    const char *want[3][3] = {{"10", "15", "30"}, {"8", "16", "32"}, {"1", "4", "8"}};
+    for (int a = 0; a < 3; a++) {
+        cr_expect_eq(c.axes[a].nvalues, 3);
+        for (int v = 0; v < 3; v++)
+            cr_expect_str_eq(c.axes[a].values[v], want[a][v]);
+    }
+    /* the axes change nothing else */
+    cr_expect_eq(c.workload.fps, 15);
+    cr_expect_eq(c.stages[1].max_batch, 8);
+    cfg_free(&c);
+}
+
+/* Block style, keys by index and added keys, values kept as written. */
+Test(scenario, sweep_block_style)
+{
+    scenario_cfg c;
+    expect_ok(SWEEP_BASE
+              "sweep:\n"
+              "  stages[0].servers: [1, 2]\n"
+              "  workload.jitter_ms: [0, 0.5, \"1.0\"]\n"
+              "  stages.encode.batch_timeout_ms:\n"
+              "    - 0\n"
+              "    - 2.50\n",
+              &c);
+    cr_assert_eq(c.naxes, 3);
+    cr_expect_str_eq(c.axes[0].key, "stages[0].servers");
+    cr_expect_eq(c.axes[0].nvalues, 2);
+    cr_expect_str_eq(c.axes[1].values[2], "1.0");
+    cr_expect_str_eq(c.axes[2].key, "stages.encode.batch_timeout_ms");
+    cr_expect_str_eq(c.axes[2].values[1], "2.50");
+    cfg_free(&c);
+}
+
+/* Each point of a sweep loads as the scenario with one override per axis. */
+Test(scenario, sweep_points_load)
+{
+    static const char yaml[] = SWEEP_BASE
+        "sweep: {fps: [10, 30], stages.encode.max_batch: [1, 4, 8]}\n";
+    scenario_cfg c;
+    expect_ok(yaml, &c);
+    for (int i = 0; i < c.axes[0].nvalues; i++)
+        for (int j = 0; j < c.axes[1].nvalues; j++) {
+            scn_override ov[2] = {{c.axes[0].key, c.axes[0].values[i]},
+                                  {c.axes[1].key, c.axes[1].values[j]}};
+            scenario_cfg p;
+            expect_ex_ok(yaml, ov, 2, &p);
+            cr_expect_eq(p.workload.fps, atof(c.axes[0].values[i]));
+            cr_expect_eq(p.stages[1].max_batch, atoi(c.axes[1].values[j]));
+            cfg_free(&p);
+        }
+    cfg_free(&c);
+}
+
+/* "sweep: " is 7 characters: a flow value starts at column 8, its first
+ * key at 9. */
+Test(scenario, sweep_not_a_mapping)
+{
+    expect_error(SWEEP_BASE "sweep: [fps]\n",
+                 "12:8: sweep: ", "expected a mapping of override keys to lists of values");
+    expect_error(SWEEP_BASE "sweep: {}\n", "12:8: sweep: ", "must name at least one axis");
+}
+
+/* "sweep: {fps: " puts the value at 14. */
+Test(scenario, sweep_values_not_a_list)
+{
+    expect_error(SWEEP_BASE "sweep: {fps: 10}\n",
+                 "12:14: sweep.fps: ", "expected a list of values such as [10, 15, 30], got \"10\"");
+    expect_error(SWEEP_BASE "sweep: {fps: {a: 1}}\n",
+                 "12:14: sweep.fps: ", "expected a list of values such as [10, 15, 30], got a mapping");
+    expect_error(SWEEP_BASE "sweep: {fps: []}\n",
+                 "12:14: sweep.fps: ", "must hold 1 to 64 values, got 0");
+}
+
+/* "sweep: {fps: [10, " puts the second value at 19. */
+Test(scenario, sweep_value_not_a_scalar)
+{
+    expect_error(SWEEP_BASE "sweep: {fps: [10, [15]]}\n",
+                 "12:19: sweep.fps[1]: ", "expected a scalar value, got a list");
+    expect_error(SWEEP_BASE "sweep: {fps: [10, {a: 1}]}\n",
+                 "12:19: sweep.fps[1]: ", "expected a scalar value, got a mapping");
+    expect_error(SWEEP_BASE "sweep: {fps: [10, ~]}\n",
+                 "12:19: sweep.fps[1]: ", "expected a scalar value, got an empty value (null)");
+    expect_error(SWEEP_BASE "sweep: {fps: [10, 10]}\n",
+                 "12:19: sweep.fps[1]: ", "value \"10\" is listed twice (also sweep.fps[0])");
+    expect_error(SWEEP_BASE "sweep: {fps: [10, 123456789012345678901234567890123]}\n",
+                 "12:19: sweep.fps[1]: ", "a value may be at most 31 characters");
+}
+
+Test(scenario, sweep_too_many_values)
+{
+    char yaml[2048];
+    int n = snprintf(yaml, sizeof yaml, "%s", SWEEP_BASE "sweep: {fps: [");
+    for (int i = 1; i <= 65; i++)
+        n += snprintf(yaml + n, sizeof yaml - (size_t)n, "%s%d", i > 1 ? ", " : "", i);
+    snprintf(yaml + n, sizeof yaml - (size_t)n, "]}\n");
+    expect_error(yaml, "12:14: sweep.fps: ", "must hold 1 to 64 values, got 65");
+}
+
+/* A block mapping starts at its first key: line 13, column 3. */
+Test(scenario, sweep_too_many_axes)
+{
+    expect_error(SWEEP_BASE
+                 "sweep:\n"
+                 "  fps: [10]\n"
+                 "  streams: [8]\n"
+                 "  gpus: [1]\n"
+                 "  seed: [1]\n"
+                 "  replications: [2]\n"
+                 "  duration_s: [5]\n"
+                 "  stages.capture.servers: [2]\n"
+                 "  stages.encode.max_batch: [2]\n"
+                 "  workload.jitter_ms: [1]\n",
+                 "13:3: sweep: ", "at most 8 axes, got 9");
+}
+
+Test(scenario, sweep_unknown_stage)
+{
+    expect_error(SWEEP_BASE "sweep: {stages.encdoe.max_batch: [1, 2]}\n",
+                 "12:9: sweep.stages.encdoe.max_batch: ",
+                 "not an override key for this scenario: stages: no stage named \"encdoe\"; did "
+                 "you mean 'encode'?");
+    expect_error(SWEEP_BASE "sweep: {\"stages[2].servers\": [1, 2]}\n",
+                 "12:9: sweep.stages[2].servers: ",
+                 "not an override key for this scenario: stages: has 2 items; there is no [2]");
+}
+
+Test(scenario, sweep_key_does_not_resolve)
+{
+    expect_error(SWEEP_BASE "sweep: {workload.fps.x: [1]}\n",
+                 "12:9: sweep.workload.fps.x: ",
+                 "workload.fps: expected a mapping holding 'x', got \"15\"");
+    expect_error(SWEEP_BASE "sweep: {stages.encode: [1]}\n",
+                 "12:9: sweep.stages.encode: ", "stages[1]: holds a mapping, not a scalar");
+    expect_error(SWEEP_BASE "sweep: {\"sla[0].ms\": [1]}\n",
+                 "12:9: sweep.sla[0].ms: ", "sla: is not in the scenario, and an override cannot "
+                 "add list items");
+    expect_error(SWEEP_BASE "sweep: {\"alerts.x[0]\": [1]}\n",
+                 "12:9: sweep.alerts.x[0]: ", "alerts.x: is not in the scenario");
+    expect_error(SWEEP_BASE "sweep: {a..b: [1]}\n",
+                 "12:9: sweep.a..b: ", "malformed key: an empty part");
+}
+
+/* "sweep: {fps: [10], " puts the second key at 20. In a flow mapping a key
+ * with an index must be quoted ([ is a flow indicator). */
+Test(scenario, sweep_same_setting_twice)
+{
+    expect_error(SWEEP_BASE "sweep: {fps: [10], workload.fps: [20]}\n",
+                 "12:20: sweep.workload.fps: ", "sets workload.fps, as axis 'fps' does");
+    expect_error(SWEEP_BASE "sweep: {stages.encode.max_batch: [1], \"stages[1].max_batch\": [2]}\n",
+                 "12:39: sweep.stages[1].max_batch: ",
+                 "sets stages[1].max_batch, as axis 'stages.encode.max_batch' does");
+    expect_error(SWEEP_BASE "sweep: {fps: [10], fps: [20]}\n",
+                 "12:20: sweep.fps: ", "duplicate key (first given at line 12)");
+}
+
+Test(scenario, sweep_key_typo)
+{
+    expect_error(SWEEP_BASE "swep: {fps: [10]}\n", "12:1: swep: ", "did you mean 'sweep'?");
 }

@@ -46,6 +46,8 @@ static const char *RUN_USAGE =
     "  --replications N   override the number of replications (>= 1)\n"
     "  --duration S       override duration_s (simulated seconds measured per replication)\n"
     "  --warmup S|auto    override the warm-up (seconds, or auto for MSER-5)\n"
+    "  --set KEY=VALUE    override any scalar of the scenario, e.g. --set streams=48,\n"
+    "                     --set stages.encode.max_batch=16 (repeatable)\n"
     "  --threads N        worker threads (default: one per core); results do not depend on it\n"
     "  --json F           write results as JSON to F (- for stdout)\n"
     "  --csv F            write one CSV row per stage to F (- for stdout)\n"
@@ -130,9 +132,14 @@ static void progress(void *vp, int done, int total)
 
 enum { OUT_JSON, OUT_CSV, OUT_PROM, OUT_N };
 
+#define CLI_MAX_SET 64
+
 typedef struct {
     const char *file;
     const char *out[OUT_N];
+    scn_override set[CLI_MAX_SET];   /* --set KEY=VALUE, pointing into argv */
+    size_t nset;
+    char set_buf[CLI_MAX_SET][256];
     bool force, quiet, have_seed;
     unsigned long long seed;
     int replications, threads;
@@ -175,6 +182,21 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             if (!v || (strcmp(v, "auto") != 0 && parse_pos_double(v, &w, true) != 0))
                 return bad_arg(o, "seconds >= 0 or auto", v);
             a->warmup = v;
+            i++;
+        } else if (!strcmp(o, "--set")) {
+            const char *eq = v ? strchr(v, '=') : NULL;
+            if (!eq || eq == v || strlen(v) >= sizeof a->set_buf[0])
+                return bad_arg(o, "KEY=VALUE", v);
+            if (a->nset == CLI_MAX_SET) {
+                fprintf(stderr, "vlsim run: at most %d --set options\n", CLI_MAX_SET);
+                return CLI_BAD_INPUT;
+            }
+            char *b = a->set_buf[a->nset];
+            snprintf(b, sizeof a->set_buf[0], "%s", v);
+            b[eq - v] = 0;                       /* split KEY=VALUE in place */
+            a->set[a->nset].key = b;
+            a->set[a->nset].value = b + (eq - v) + 1;
+            a->nset++;
             i++;
         } else if (!strcmp(o, "--json") || !strcmp(o, "--csv") || !strcmp(o, "--prom")) {
             int k = o[2] == 'j' ? OUT_JSON : o[2] == 'c' ? OUT_CSV : OUT_PROM;
@@ -247,7 +269,7 @@ static int cmd_run(int argc, char **argv)
 
     char err[2048];
     scenario_cfg cfg;
-    if (scn_load(a.file, &cfg, err, sizeof err) != 0) {
+    if (scn_load_ex(a.file, a.set, a.nset, &cfg, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return CLI_BAD_INPUT;
     }

@@ -269,3 +269,27 @@ Test(cli, common_random_numbers_and_threads)
     cfg_free(&cb);
     cfg_free(&cc);
 }
+
+/* --set overrides a scalar: the result equals the scenario written with
+ * that value; a bad override is bad input naming the override. */
+Test(cli, set_overrides_a_scalar)
+{
+    char scn[256], errf[256];
+    snprintf(scn, sizeof scn, "%s/s4.yaml", dir);
+    snprintf(errf, sizeof errf, "%s/err.txt", dir);
+    write_file(scn, "name: s\nduration_s: 50\nreplications: 2\n"
+                    "workload: {arrival: poisson, rate_hz: 40}\n"
+                    "stages:\n  - name: a\n    servers: 4\n    service: {dist: exponential, mean_ms: 50}\n");
+    cr_assert_eq(sh("./vlsim run %s --set stages.a.servers=3 --csv %s/set.csv -q", scn, dir), 0);
+    write_file(scn, "name: s\nduration_s: 50\nreplications: 2\n"
+                    "workload: {arrival: poisson, rate_hz: 40}\n"
+                    "stages:\n  - name: a\n    servers: 3\n    service: {dist: exponential, mean_ms: 50}\n");
+    cr_assert_eq(sh("./vlsim run %s --csv %s/file.csv -q", scn, dir), 0);
+    cr_expect_eq(sh("cmp -s %s/set.csv %s/file.csv", dir, dir), 0);
+    cr_expect_eq(sh("./vlsim run %s --set stages.b.servers=3 -q 2>%s", scn, errf), 2);
+    char *e = slurp(errf);
+    cr_expect(strstr(e, "override stages.b.servers=3: stages: no stage named \"b\"") != NULL,
+              "stderr: %s", e);
+    free(e);
+    cr_expect_eq(sh("./vlsim run %s --set nokey -q 2>/dev/null", scn), 2);
+}

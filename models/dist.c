@@ -246,7 +246,8 @@ double dist_sample(const dist_t *d, gsl_rng *r)
     case DIST_CONSTANT:    return d->p0;
     case DIST_EXPONENTIAL: return dist_exp_draw(r, d->p0);
     case DIST_UNIFORM:     return gsl_ran_flat(r, d->p0, d->p1);
-    case DIST_LOGNORMAL:   return gsl_ran_lognormal(r, d->p0, d->p1);
+    case DIST_LOGNORMAL:   /* GSL's ziggurat normal: the same law as gsl_ran_lognormal, one log fewer */
+                           return exp(d->p0 + d->p1 * gsl_ran_gaussian_ziggurat(r, 1.0));
     case DIST_GAMMA:       return gsl_ran_gamma(r, d->p0, d->p1);
     case DIST_WEIBULL:     return gsl_ran_weibull(r, d->p1, d->p0);  /* (scale, shape) */
     case DIST_PARETO:      return gsl_ran_pareto(r, d->p0, d->p1);   /* (shape, min) */

@@ -387,7 +387,7 @@ static double periodic_time(pipe_t *p, uint32_t j)
     const workload_cfg *w = &p->cfg->workload;
     double t = p->phase[j] + (double)p->frame_no[j] * p->period_ms;
     if (w->jitter_ms > 0) {
-        double d = gsl_ran_gaussian(p->arr_rng, w->jitter_ms);
+        double d = gsl_ran_gaussian_ziggurat(p->arr_rng, w->jitter_ms);
         double lim = 0.49 * p->period_ms;
         t += d < -lim ? -lim : d > lim ? lim : d;
     }

@@ -30,6 +30,9 @@ static const char *USAGE =
     "\n"
     "commands:\n"
     "  run FILE      simulate one scenario (see `vlsim run --help`)\n"
+    "  sweep FILE    run it over a grid of values: the cost-vs-latency map\n"
+    "  capacity FILE the most streams per GPU count that meet the SLA\n"
+    "  frontier CSV  the Pareto set and the cheapest configuration per target\n"
     "  help          show this text\n"
     "\n"
     "options:\n"
@@ -348,6 +351,12 @@ int cli_main(int argc, char **argv)
     }
     if (!strcmp(cmd, "run"))
         return cmd_run(argc - 2, argv + 2);
+    if (!strcmp(cmd, "sweep"))
+        return cli_sweep(argc - 2, argv + 2);
+    if (!strcmp(cmd, "capacity"))
+        return cli_capacity(argc - 2, argv + 2);
+    if (!strcmp(cmd, "frontier"))
+        return cli_frontier(argc - 2, argv + 2);
     fprintf(stderr, "vlsim: unknown command '%s' (see vlsim --help)\n", cmd);
     return CLI_BAD_INPUT;
 }

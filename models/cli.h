@@ -8,4 +8,9 @@ enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
 
 int cli_main(int argc, char **argv);
 
+/* The sweep subcommands (cli_sweep.c); argv starts after the command name. */
+int cli_sweep(int argc, char **argv);
+int cli_capacity(int argc, char **argv);
+int cli_frontier(int argc, char **argv);
+
 #endif

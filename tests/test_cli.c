@@ -293,3 +293,27 @@ Test(cli, set_overrides_a_scalar)
     free(e);
     cr_expect_eq(sh("./vlsim run %s --set nokey -q 2>/dev/null", scn), 2);
 }
+
+/* The sweep commands as a user runs them: help, a sweep, its frontier,
+ * byte-identical results for --jobs 1 and 2, a bad axis as bad input. */
+Test(cli, sweep_frontier_capacity)
+{
+    cr_expect_eq(sh("./vlsim sweep --help | grep -q -- '--axis'"), 0);
+    cr_expect_eq(sh("./vlsim capacity --help | grep -q -- '--gpus'"), 0);
+    cr_expect_eq(sh("./vlsim frontier --help | grep -q -- '--target'"), 0);
+    cr_assert_eq(sh("./vlsim sweep scenarios/sweep-example.yaml --out %s/s1 --jobs 1 -q "
+                    "--duration 5 --replications 2", dir), 0);
+    cr_assert_eq(sh("./vlsim sweep scenarios/sweep-example.yaml --out %s/s2 --jobs 2 -q "
+                    "--duration 5 --replications 2", dir), 0);
+    cr_expect_eq(sh("cmp -s %s/s1/results.csv %s/s2/results.csv", dir, dir), 0);
+    cr_expect_eq(sh("test $(wc -l < %s/s1/results.csv) -eq 7", dir), 0);   /* header + 6 points */
+    cr_expect_eq(sh("./vlsim frontier %s/s1/results.csv | grep -q 'Pareto set'", dir), 0);
+    cr_expect_eq(sh("./vlsim frontier %s/s1/results.csv --target 'frame p95 <= 100' "
+                    "| grep -q 'frame p95 <= 100 ms:'", dir), 0);
+    cr_expect_eq(sh("./vlsim frontier %s/missing.csv 2>/dev/null", dir), 2);
+    cr_expect_eq(sh("./vlsim sweep scenarios/sweep-example.yaml --out %s/s3 -q "
+                    "--axis stages.nope.max_batch=1,2 2>/dev/null", dir), 2);
+    cr_expect_eq(sh("./vlsim sweep scenarios/sweep-example.yaml 2>/dev/null"), 2);
+    cr_expect_eq(sh("./vlsim capacity scenarios/sweep-example.yaml --gpus 1 --duration 5 "
+                    "--replications 3 -q | grep -q 'streams/GPU'"), 0);
+}

@@ -1,0 +1,368 @@
+/* cli_sweep.c — the `sweep`, `capacity` and `frontier` subcommands: their
+ * options, progress and exit codes. The work is in sweep.c and frontier.c;
+ * nothing here computes anything a test cannot reach through them. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "models/cli.h"
+#include "models/frontier.h"
+#include "models/sweep.h"
+
+static const char *SWEEP_USAGE =
+    "usage: vlsim sweep FILE --out DIR [options]\n"
+    "\n"
+    "Run the scenario over a grid of values (its `sweep:` axes and --axis), one\n"
+    "point per combination, points in parallel; write DIR/points/NNNNN.json per\n"
+    "point and DIR/results.csv (one row per point). Results do not depend on --jobs.\n"
+    "\n"
+    "options:\n"
+    "  --out DIR             where the point files and results.csv go (created if missing)\n"
+    "  --axis KEY=V1,V2,...  an axis (repeatable); replaces the scenario's axis of that key.\n"
+    "                        KEY is any scalar path (stages.encode.max_batch) or fps, streams, gpus\n"
+    "  --jobs N              points run in parallel (default: one per core)\n"
+    "  --replications N      override the scenario's replications\n"
+    "  --duration S          override duration_s\n"
+    "  --resume              skip points already finished in DIR\n"
+    "  --sample random|lhs   run N points drawn from the grid instead of all of it\n"
+    "  --points N            how many points --sample draws\n"
+    "  --sample-seed N       the seed of the sample (default 1)\n"
+    "  -q, --quiet           no progress line\n"
+    "  -h, --help            show this text\n";
+
+static const char *CAPACITY_USAGE =
+    "usage: vlsim capacity FILE --gpus N1,N2,... [options]\n"
+    "\n"
+    "For each GPU count, the largest number of streams for which every SLA line of\n"
+    "the scenario passes (the upper end of the 95% CI within the target).\n"
+    "\n"
+    "options:\n"
+    "  --gpus LIST           GPU counts to search (cluster.gpus), e.g. 1,2,4,8\n"
+    "  --jobs N              threads (default: one per core)\n"
+    "  --replications N      override the scenario's replications\n"
+    "  --duration S          override duration_s\n"
+    "  --max-streams N       the largest stream count tried (default 65536)\n"
+    "  -q, --quiet           no progress\n"
+    "  -h, --help            show this text\n";
+
+static const char *FRONTIER_USAGE =
+    "usage: vlsim frontier DIR/results.csv [options]\n"
+    "\n"
+    "The Pareto set of (cost per stream-hour, frame p99) per FPS, and for each target\n"
+    "the cheapest configuration that meets it.\n"
+    "\n"
+    "options:\n"
+    "  --target \"METRIC pNN <= MS\"  a target (repeatable), e.g. \"frame p95 <= 100\",\n"
+    "                               \"response p50 <= 500\"; default: frame p95 <= 100, p99 <= 200\n"
+    "  --max-drop-rate X             leave out rows dropping more than X of the frames\n"
+    "                               (default 0.01; negative: keep all)\n"
+    "  --estimate                    judge targets by the estimate, not the CI's upper end\n"
+    "  -h, --help                    show this text\n";
+
+static int bad(const char *cmd, const char *opt, const char *want, const char *got)
+{
+    fprintf(stderr, "vlsim %s: %s: expected %s, got \"%s\"\n", cmd, opt, want, got ? got : "");
+    return CLI_BAD_INPUT;
+}
+
+static int pos_int(const char *s, int *out)
+{
+    char *end;
+    errno = 0;
+    long v = s ? strtol(s, &end, 10) : 0;
+    if (!s || !*s || errno || *end || v < 1 || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+static int pos_double(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    double v = s ? strtod(s, &end) : 0;
+    if (!s || !*s || errno || *end || !isfinite(v) || v <= 0)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+static int rc_of(int sweep_rc)
+{
+    return sweep_rc == SWEEP_OK ? CLI_OK : sweep_rc == SWEEP_BAD_INPUT ? CLI_BAD_INPUT : CLI_FAIL;
+}
+
+/* ---- progress ------------------------------------------------------------------ */
+
+typedef struct {
+    struct timespec t0;
+    bool on;
+    const char *what;
+} progress_state;
+
+static double since(const struct timespec *t0)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+}
+
+static void progress(void *vp, int done, int total)
+{
+    progress_state *p = vp;
+    if (!p->on)
+        return;
+    double el = since(&p->t0), rate = el > 0 ? done / el : 0;
+    double eta = done ? el * (total - done) / done : 0.0;
+    fprintf(stderr, "\rvlsim: %s %d/%d, %.2f/s, %.0f s elapsed, ETA %.0f s   ", p->what, done,
+            total, rate, el, eta);
+    if (done == total)
+        fputs("\r\033[K", stderr);
+}
+
+static void probe(void *vp, int gpus, int streams, bool feasible)
+{
+    progress_state *p = vp;
+    if (p->on)
+        fprintf(stderr, "vlsim: capacity: %d GPUs, %d streams: %s\n", gpus, streams,
+                feasible ? "meets the SLA" : "misses it");
+}
+
+/* ---- vlsim sweep ------------------------------------------------------------------ */
+
+int cli_sweep(int argc, char **argv)
+{
+    sweep_opts o;
+    memset(&o, 0, sizeof o);
+    const char *file = NULL, *axes[CFG_MAX_AXES * 2];
+    bool quiet = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(SWEEP_USAGE, stdout);
+            return CLI_OK;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = true;
+        } else if (!strcmp(a, "--resume")) {
+            o.resume = true;
+        } else if (!strcmp(a, "--out")) {
+            if (!v || !*v)
+                return bad("sweep", a, "a directory", v);
+            o.out_dir = v;
+            i++;
+        } else if (!strcmp(a, "--axis")) {
+            if (!v || !strchr(v, '='))
+                return bad("sweep", a, "KEY=V1,V2,...", v);
+            if (o.naxes == (int)(sizeof axes / sizeof axes[0]))
+                return bad("sweep", a, "fewer axes", v);
+            axes[o.naxes++] = v;
+            i++;
+        } else if (!strcmp(a, "--jobs")) {
+            if (pos_int(v, &o.jobs))
+                return bad("sweep", a, "an integer >= 1", v);
+            i++;
+        } else if (!strcmp(a, "--replications")) {
+            if (pos_int(v, &o.replications))
+                return bad("sweep", a, "an integer >= 1", v);
+            i++;
+        } else if (!strcmp(a, "--duration")) {
+            if (pos_double(v, &o.duration_s))
+                return bad("sweep", a, "seconds > 0", v);
+            i++;
+        } else if (!strcmp(a, "--sample")) {
+            if (!v || (strcmp(v, "random") && strcmp(v, "lhs") && strcmp(v, "grid")))
+                return bad("sweep", a, "random, lhs or grid", v);
+            o.sample = !strcmp(v, "random") ? SWEEP_RANDOM : !strcmp(v, "lhs") ? SWEEP_LHS : SWEEP_GRID;
+            i++;
+        } else if (!strcmp(a, "--points")) {
+            if (pos_int(v, &o.nsamples))
+                return bad("sweep", a, "an integer >= 1", v);
+            i++;
+        } else if (!strcmp(a, "--sample-seed")) {
+            char *end;
+            errno = 0;
+            unsigned long long s = v ? strtoull(v, &end, 10) : 0;
+            if (!v || !*v || errno || *end || *v == '-')
+                return bad("sweep", a, "a non-negative integer", v);
+            o.sample_seed = s;
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "vlsim sweep: unknown option %s (see vlsim sweep --help)\n", a);
+            return CLI_BAD_INPUT;
+        } else if (file) {
+            fprintf(stderr, "vlsim sweep: one scenario file at a time (got %s and %s)\n", file, a);
+            return CLI_BAD_INPUT;
+        } else {
+            file = a;
+        }
+    }
+    if (!file || !o.out_dir) {
+        fprintf(stderr, "vlsim sweep: %s (see vlsim sweep --help)\n",
+                !file ? "missing scenario FILE" : "missing --out DIR");
+        return CLI_BAD_INPUT;
+    }
+    if (o.sample != SWEEP_GRID && o.nsamples == 0) {
+        fputs("vlsim sweep: --sample needs --points N\n", stderr);
+        return CLI_BAD_INPUT;
+    }
+    if (o.sample_seed == 0)
+        o.sample_seed = 1;
+    o.axes = axes;
+    progress_state ps = { .on = !quiet && isatty(STDERR_FILENO), .what = "points" };
+    clock_gettime(CLOCK_MONOTONIC, &ps.t0);
+    o.progress = progress;
+    o.pctx = &ps;
+    sweep_summary sum;
+    o.summary = &sum;
+    char err[2048];
+    int rc = sweep_run(file, &o, err, sizeof err);
+    if (rc != SWEEP_OK) {
+        fprintf(stderr, "vlsim sweep: %s\n", err);
+        return rc_of(rc);
+    }
+    if (!quiet)
+        printf("vlsim sweep: %d points (%d run, %d already done) in %.1f s -> %s/results.csv\n",
+               sum.npoints, sum.nrun, sum.nskipped, since(&ps.t0), o.out_dir);
+    return CLI_OK;
+}
+
+/* ---- vlsim capacity ------------------------------------------------------------ */
+
+int cli_capacity(int argc, char **argv)
+{
+    sweep_capacity_opts o;
+    memset(&o, 0, sizeof o);
+    const char *file = NULL;
+    int gpus[64], ngpus = 0;
+    bool quiet = false;
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(CAPACITY_USAGE, stdout);
+            return CLI_OK;
+        } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
+            quiet = true;
+        } else if (!strcmp(a, "--gpus")) {
+            if (!v)
+                return bad("capacity", a, "a list such as 1,2,4", v);
+            char buf[512];
+            snprintf(buf, sizeof buf, "%s", v);
+            ngpus = 0;
+            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
+                if (ngpus == 64 || pos_int(tok, &gpus[ngpus]))
+                    return bad("capacity", a, "up to 64 integers >= 1, comma-separated", v);
+                ngpus++;
+            }
+            i++;
+        } else if (!strcmp(a, "--jobs")) {
+            if (pos_int(v, &o.jobs))
+                return bad("capacity", a, "an integer >= 1", v);
+            i++;
+        } else if (!strcmp(a, "--replications")) {
+            if (pos_int(v, &o.replications))
+                return bad("capacity", a, "an integer >= 1", v);
+            i++;
+        } else if (!strcmp(a, "--duration")) {
+            if (pos_double(v, &o.duration_s))
+                return bad("capacity", a, "seconds > 0", v);
+            i++;
+        } else if (!strcmp(a, "--max-streams")) {
+            if (pos_int(v, &o.max_streams))
+                return bad("capacity", a, "an integer >= 1", v);
+            i++;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "vlsim capacity: unknown option %s (see vlsim capacity --help)\n", a);
+            return CLI_BAD_INPUT;
+        } else if (file) {
+            fprintf(stderr, "vlsim capacity: one scenario file at a time\n");
+            return CLI_BAD_INPUT;
+        } else {
+            file = a;
+        }
+    }
+    if (!file || ngpus == 0) {
+        fprintf(stderr, "vlsim capacity: %s (see vlsim capacity --help)\n",
+                !file ? "missing scenario FILE" : "missing --gpus LIST");
+        return CLI_BAD_INPUT;
+    }
+    progress_state ps = { .on = !quiet && isatty(STDERR_FILENO), .what = "probes" };
+    o.probe = probe;
+    o.pctx = &ps;
+    sweep_capacity_row rows[64];
+    char err[2048];
+    int rc = sweep_capacity(file, gpus, ngpus, &o, rows, err, sizeof err);
+    if (rc != SWEEP_OK) {
+        fprintf(stderr, "vlsim capacity: %s\n", err);
+        return rc_of(rc);
+    }
+    sweep_capacity_report(stdout, rows, ngpus);
+    return CLI_OK;
+}
+
+/* ---- vlsim frontier ------------------------------------------------------------ */
+
+int cli_frontier(int argc, char **argv)
+{
+    frontier_opts o;
+    frontier_opts_default(&o);
+    frontier_target targets[16];
+    int ntargets = 0;
+    const char *file = NULL;
+    char err[2048];
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(FRONTIER_USAGE, stdout);
+            return CLI_OK;
+        } else if (!strcmp(a, "--target")) {
+            if (!v || ntargets == 16)
+                return bad("frontier", a, "\"METRIC pNN <= MS\" (at most 16)", v);
+            if (frontier_target_parse(v, &targets[ntargets], err, sizeof err) != 0) {
+                fprintf(stderr, "vlsim frontier: --target: %s\n", err);
+                return CLI_BAD_INPUT;
+            }
+            ntargets++;
+            i++;
+        } else if (!strcmp(a, "--max-drop-rate")) {
+            char *end;
+            double x = v ? strtod(v, &end) : NAN;
+            if (!v || !*v || *end || !isfinite(x))
+                return bad("frontier", a, "a number", v);
+            o.max_drop_rate = x;
+            i++;
+        } else if (!strcmp(a, "--estimate")) {
+            o.use_ci = false;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "vlsim frontier: unknown option %s (see vlsim frontier --help)\n", a);
+            return CLI_BAD_INPUT;
+        } else if (file) {
+            fprintf(stderr, "vlsim frontier: one results.csv at a time\n");
+            return CLI_BAD_INPUT;
+        } else {
+            file = a;
+        }
+    }
+    if (!file) {
+        fputs("vlsim frontier: missing DIR/results.csv (see vlsim frontier --help)\n", stderr);
+        return CLI_BAD_INPUT;
+    }
+    if (ntargets == 0)
+        ntargets = frontier_default_targets(targets, 16);
+    frontier_table t;
+    if (frontier_read(file, &t, err, sizeof err) != 0) {
+        fprintf(stderr, "vlsim frontier: %s\n", err);
+        return CLI_BAD_INPUT;
+    }
+    int rc = frontier_report(stdout, &t, targets, ntargets, &o, err, sizeof err);
+    frontier_free(&t);
+    if (rc != 0) {
+        fprintf(stderr, "vlsim frontier: %s\n", err);
+        return CLI_BAD_INPUT;
+    }
+    return CLI_OK;
+}

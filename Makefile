@@ -5,6 +5,7 @@
 #   make bench    benchmark figures (events/s, customers/s)
 #   make vlcalib  the calibration tool (calib/calib.mk; CUDA=1 for the GPU backend)
 #   make deps     install missing Debian packages (apt-get when root)
+#   make install  PREFIX=/usr/local (and DESTDIR) for vlsim, vlcalib, scenarios, plots, man page
 
 CC      ?= cc
 SHELL   := /bin/bash
@@ -31,7 +32,10 @@ ALIB_OBJS = $(LIB_SRCS:%.c=$(A)/%.o)
 ATEST_OBJS = $(TEST_SRCS:%.c=$(A)/%.o)
 SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
 
-.PHONY: all deps run test test-unit test-asan bench clean valgrind
+PREFIX  ?= /usr/local
+DESTDIR ?=
+
+.PHONY: all deps run test test-unit test-asan bench clean valgrind install
 all: vlsim
 
 vlsim: $(B)/models/vlsim.o $(B)/libvlsim.a
@@ -116,6 +120,16 @@ valgrind: deps vlsim
 	  valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=all \
 	    ./vlsim run $$s --replications 2 --duration 50 --threads 1 >/dev/null || exit 1; \
 	done
+
+# Installs the programs, the shipped scenarios, the gnuplot templates and
+# the manual page under $(DESTDIR)$(PREFIX).
+install: vlsim vlcalib
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/vlsim/scenarios \
+	  $(DESTDIR)$(PREFIX)/share/vlsim/plots $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 vlsim vlcalib $(DESTDIR)$(PREFIX)/bin/
+	install -m 644 scenarios/*.yaml $(DESTDIR)$(PREFIX)/share/vlsim/scenarios/
+	for f in plots/*; do [ -f "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/vlsim/plots/; done; true
+	install -m 644 models/vlsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/vlsim.1
 
 clean:
 	rm -rf build vlsim vlcalib

@@ -317,3 +317,47 @@ Test(cli, sweep_frontier_capacity)
     cr_expect_eq(sh("./vlsim capacity scenarios/sweep-example.yaml --gpus 1 --duration 5 "
                     "--replications 3 -q | grep -q 'streams/GPU'"), 0);
 }
+
+/* Every option that a command's --help lists appears in the manual page,
+ * and `make install` puts the programs, scenarios and manual in place. */
+Test(cli, help_matches_man_page_and_install)
+{
+    static const char *cmds[] = { "run", "sweep", "capacity", "frontier" };
+    char *man = slurp("models/vlsim.1");
+    cr_assert_not_null(man);
+    for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+        char cmd[64], line[512];
+        snprintf(cmd, sizeof cmd, "./vlsim %s --help", cmds[k]);
+        FILE *f = popen(cmd, "r");
+        cr_assert_not_null(f);
+        int options = 0;
+        while (fgets(line, sizeof line, f)) {
+            for (char *q = strstr(line, "--"); q; q = strstr(q + 2, "--")) {
+                char opt[64], esc[160];
+                size_t n = 0, e = 0;
+                while (n + 1 < sizeof opt && (q[n] == '-' || (q[n] >= 'a' && q[n] <= 'z')))
+                    opt[n] = q[n], n++;
+                opt[n] = 0;
+                if (n < 3)
+                    continue;
+                for (size_t j = 0; j < n && e + 3 < sizeof esc; j++) {   /* man writes '-' as '\-' */
+                    if (opt[j] == '-')
+                        esc[e++] = '\\';
+                    esc[e++] = opt[j];
+                }
+                esc[e] = 0;
+                options++;
+                cr_expect(strstr(man, esc) != NULL, "vlsim %s --help lists %s; the man page does not",
+                          cmds[k], opt);
+            }
+        }
+        pclose(f);
+        cr_expect_geq(options, 2, "no options found in vlsim %s --help", cmds[k]);
+    }
+    free(man);
+    cr_expect_eq(sh("make -s install DESTDIR=%s/root PREFIX=/usr >/dev/null 2>&1", dir), 0);
+    cr_expect_eq(sh("test -x %s/root/usr/bin/vlsim && test -x %s/root/usr/bin/vlcalib", dir, dir), 0);
+    cr_expect_eq(sh("test -f %s/root/usr/share/vlsim/scenarios/default.yaml", dir), 0);
+    cr_expect_eq(sh("test -f %s/root/usr/share/man/man1/vlsim.1", dir), 0);
+    cr_expect_eq(sh("%s/root/usr/bin/vlsim --version | grep -q '^vlsim'", dir), 0);
+}

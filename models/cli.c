@@ -33,6 +33,7 @@ static const char *USAGE =
     "  sweep FILE    run it over a grid of values: the cost-vs-latency map\n"
     "  capacity FILE the most streams per GPU count that meet the SLA\n"
     "  frontier CSV  the Pareto set and the cheapest configuration per target\n"
+    "  plot DIR      a sweep's pictures: the frontier and the capacity heatmap\n"
     "  help          show this text\n"
     "\n"
     "options:\n"
@@ -357,6 +358,8 @@ int cli_main(int argc, char **argv)
         return cli_capacity(argc - 2, argv + 2);
     if (!strcmp(cmd, "frontier"))
         return cli_frontier(argc - 2, argv + 2);
+    if (!strcmp(cmd, "plot"))
+        return cli_plot(argc - 2, argv + 2);
     fprintf(stderr, "vlsim: unknown command '%s' (see vlsim --help)\n", cmd);
     return CLI_BAD_INPUT;
 }

@@ -12,5 +12,6 @@ int cli_main(int argc, char **argv);
 int cli_sweep(int argc, char **argv);
 int cli_capacity(int argc, char **argv);
 int cli_frontier(int argc, char **argv);
+int cli_plot(int argc, char **argv);
 
 #endif

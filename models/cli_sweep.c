@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "models/cli.h"
 #include "models/frontier.h"
+#include "models/plot.h"
 #include "models/sweep.h"
 
 static const char *SWEEP_USAGE =
@@ -63,6 +64,21 @@ static const char *FRONTIER_USAGE =
     "                               (default 0.01; negative: keep all)\n"
     "  --estimate                    judge targets by the estimate, not the CI's upper end\n"
     "  -h, --help                    show this text\n";
+
+static const char *PLOT_USAGE =
+    "usage: vlsim plot DIR [options]\n"
+    "\n"
+    "Draw a sweep's pictures into DIR (PNG and SVG, with their gnuplot scripts and data):\n"
+    "frontier (cost per stream-hour vs frame p99, per FPS, Pareto points and the SLA line)\n"
+    "and capacity (streams x GPUs -> frame p99, with the SLA contour).\n"
+    "\n"
+    "options:\n"
+    "  --target \"frame p99 <= MS\"   the SLA line to draw (repeatable; default frame p99 <= 200)\n"
+    "  --max-drop-rate X             leave out points dropping more than X of the frames\n"
+    "  --estimate                    judge the contour by the estimate, not the CI's upper end\n"
+    "  -h, --help                    show this text\n"
+    "\n"
+    "The gnuplot templates are found in $VLSIM_PLOTS, ./plots, or PREFIX/share/vlsim/plots.\n";
 
 static int bad(const char *cmd, const char *opt, const char *want, const char *got)
 {
@@ -364,5 +380,92 @@ int cli_frontier(int argc, char **argv)
         fprintf(stderr, "vlsim frontier: %s\n", err);
         return CLI_BAD_INPUT;
     }
+    return CLI_OK;
+}
+
+/* ---- vlsim plot ------------------------------------------------------------------ */
+
+/* Where the gnuplot templates are: $VLSIM_PLOTS, ./plots (a checkout), or
+ * PREFIX/share/vlsim/plots beside an installed binary (PREFIX/bin/vlsim). */
+static const char *template_dir(char *buf, size_t n)
+{
+    const char *env = getenv("VLSIM_PLOTS");
+    if (env && *env)
+        return env;
+    if (access("plots/frontier.gp.in", R_OK) == 0)
+        return "plots";
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(buf, n, "%s/../share/vlsim/plots", exe);
+            return buf;
+        }
+    }
+    return "plots";
+}
+
+int cli_plot(int argc, char **argv)
+{
+    plot_opts o;
+    plot_opts_default(&o);
+    frontier_target targets[16];
+    int ntargets = 0;
+    const char *dir = NULL;
+    char err[2048], tbuf[4200];
+    for (int i = 0; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+            fputs(PLOT_USAGE, stdout);
+            return CLI_OK;
+        } else if (!strcmp(a, "--target")) {
+            if (!v || ntargets == 16)
+                return bad("plot", a, "\"METRIC pNN <= MS\" (at most 16)", v);
+            if (frontier_target_parse(v, &targets[ntargets], err, sizeof err) != 0) {
+                fprintf(stderr, "vlsim plot: --target: %s\n", err);
+                return CLI_BAD_INPUT;
+            }
+            ntargets++;
+            i++;
+        } else if (!strcmp(a, "--max-drop-rate")) {
+            char *end;
+            double x = v ? strtod(v, &end) : NAN;
+            if (!v || !*v || *end || !isfinite(x))
+                return bad("plot", a, "a number", v);
+            o.fo.max_drop_rate = x;
+            i++;
+        } else if (!strcmp(a, "--estimate")) {
+            o.fo.use_ci = false;
+        } else if (a[0] == '-' && a[1]) {
+            fprintf(stderr, "vlsim plot: unknown option %s (see vlsim plot --help)\n", a);
+            return CLI_BAD_INPUT;
+        } else if (dir) {
+            fprintf(stderr, "vlsim plot: one sweep directory at a time\n");
+            return CLI_BAD_INPUT;
+        } else {
+            dir = a;
+        }
+    }
+    if (!dir) {
+        fputs("vlsim plot: missing DIR (a `vlsim sweep --out` directory; see vlsim plot --help)\n",
+              stderr);
+        return CLI_BAD_INPUT;
+    }
+    if (ntargets) {
+        o.targets = targets;
+        o.ntargets = ntargets;
+    }
+    o.template_dir = template_dir(tbuf, sizeof tbuf);
+    plot_summary sum;
+    o.summary = &sum;
+    int rc = plot_dir(dir, &o, err, sizeof err);
+    if (rc != PLOT_OK) {
+        fprintf(stderr, "vlsim plot: %s\n", err);
+        return rc == PLOT_BAD_INPUT ? CLI_BAD_INPUT : CLI_FAIL;
+    }
+    plot_summary_report(stdout, dir, &sum);
     return CLI_OK;
 }

@@ -8,6 +8,7 @@
  * anything allocated in *out when it fails. Range checks on distribution
  * parameters belong to dist.c; this file only attributes its messages. */
 #include "models/scenario.h"
+#include "models/calib_read.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -40,6 +41,7 @@ typedef struct {
     size_t nov;
     size_t text_len;         /* a node whose start_mark.index is beyond the text was
                                 made by override (index - text_len - 1) */
+    char calib_file[4096];   /* the current stage's calibration file ("" if none) */
 } loader;
 
 /* Messages are one line, whatever the inputs held. */
@@ -1196,17 +1198,126 @@ static int read_jitter(loader *ld, const yaml_node_t *map, const char *path, dis
     return 0;
 }
 
+/* calib: {file: F, op: encode, model: M, [cache_len | tokens_in | tokens_out: N],
+ * [stat: p50 | mean], [sampling: fitted]} — the stage's table from a
+ * calibration file (models/calib_read.h; F relative to the scenario's
+ * directory). Errors about the file's contents point at the calib key `key`
+ * and name the file. *sigma gets the pooled log-spread of the points used. */
+static int read_calib(loader *ld, const yaml_node_t *key, const yaml_node_t *map, const char *path,
+                      stage_cfg *s, bool *fitted, double *sigma)
+{
+    static const char *const keys[] = {"file", "op", "model", "sampling", "stat", "cache_len",
+                                       "tokens_in", "tokens_out", NULL};
+    static const char *const ops[] = {"encode", "reduce", "prefill", "decode", NULL};
+    static const char *const samplings[] = {"fitted", NULL};
+    static const char *const stats[] = {"p50", "mean", NULL};
+    static const char *const sel_keys[] = {"tokens_in", "tokens_out", "cache_len"};
+    char kpath[SCN_PATH_LEN], msg[1024];
+    const yaml_node_t *fnode, *onode, *mnode, *v;
+    const char *fname = "", *model = "";
+    int op = 0, sampling = -1, stat = -1;
+    calf_select sel = {.tokens_in = -1, .tokens_out = -1, .cache_len = -1};
+    int *sel_vals[] = {&sel.tokens_in, &sel.tokens_out, &sel.cache_len};
+    if (check_keys(ld, map, path, "a mapping such as {file: calib/data/h200.yaml, op: encode, "
+                   "model: siglip-so400m-384}", keys))
+        return -1;
+    path_key(kpath, path, "file");
+    if (!(fnode = need(ld, map, path, "file")) || read_string(ld, fnode, kpath, &fname))
+        return -1;
+    path_key(kpath, path, "op");
+    if (!(onode = need(ld, map, path, "op")) || read_enum(ld, onode, kpath, ops, &op))
+        return -1;
+    path_key(kpath, path, "model");
+    if (!(mnode = need(ld, map, path, "model")) || read_string(ld, mnode, kpath, &model))
+        return -1;
+    path_key(kpath, path, "sampling");
+    if ((v = get(ld, map, "sampling")) && read_enum(ld, v, kpath, samplings, &sampling))
+        return -1;
+    path_key(kpath, path, "stat");
+    if ((v = get(ld, map, "stat")) && read_enum(ld, v, kpath, stats, &stat))
+        return -1;
+    for (int k = 0; k < 3; k++) {
+        path_key(kpath, path, sel_keys[k]);
+        if ((v = get(ld, map, sel_keys[k])) && read_int(ld, v, kpath, 0, sel_vals[k]))
+            return -1;
+    }
+    *fitted = sampling == 0;
+    sel.use_mean = stat >= 0 ? stat == 1 : *fitted;   /* default: p50, or mean with fitted */
+
+    int len = fname[0] == '/' ? snprintf(ld->calib_file, sizeof ld->calib_file, "%s", fname)
+                              : snprintf(ld->calib_file, sizeof ld->calib_file, "%s/%s", ld->basedir, fname);
+    path_key(kpath, path, "file");
+    if (len < 0 || (size_t)len >= sizeof ld->calib_file)
+        return fail(ld, fnode, kpath, "path too long");
+    calf_file cf;
+    if (calf_read(ld->calib_file, &cf, msg, sizeof msg))
+        return fail(ld, key, path, "%s", msg);
+    int rc = 0;
+    const calf_op *o = calf_find(&cf, ops[op], model);
+    if (!o) {
+        char have[512] = "";
+        size_t hl = 0;
+        for (int i = 0; i < cf.nops && hl < sizeof have; i++)
+            hl += (size_t)snprintf(have + hl, sizeof have - hl, "%s%s %s", i ? ", " : "",
+                                   cf.ops[i].op, cf.ops[i].model);
+        rc = fail(ld, key, path, "%s has no op %s for model %s (it has: %s)", ld->calib_file,
+                  ops[op], model, cf.nops ? have : "no ops");
+    } else if (calf_table(o, &sel, &s->table, NULL, sigma, msg, sizeof msg)) {
+        rc = fail(ld, key, path, "%s: %s", ld->calib_file, msg);
+    } else {
+        s->has_table = true;
+    }
+    calf_free(&cf);
+    return rc;
+}
+
 /* service: a distribution (per item on workers, per batch on a GPU), or on
- * a GPU stage {table: [...], jitter: {...}}. */
+ * a GPU stage {table: [...], jitter: {...}} or {calib: {...}, jitter: {...}}. */
 static int read_service(loader *ld, const yaml_node_t *map, const char *path, bool gpu,
                         stage_cfg *s)
 {
     static const char *const table_keys[] = {"table", "jitter", NULL};
     static const char *const any_keys[] = {
-        "table", "jitter", "dist", "ms", "mean_ms", "sd_ms", "min_ms", "max_ms", "p50_ms",
+        "table", "calib", "jitter", "dist", "ms", "mean_ms", "sd_ms", "min_ms", "max_ms", "p50_ms",
         "p99_ms", "shape", "scale_ms", "file", "parts", NULL};
+    static const char *const calib_keys[] = {"calib", "jitter", NULL};
     char kpath[SCN_PATH_LEN];
     const yaml_node_t *k;
+    ld->calib_file[0] = '\0';
+    if (map->type == YAML_MAPPING_NODE && (k = get_key(ld, map, "calib"))) {
+        const yaml_node_t *key = k;
+        bool fitted = false;
+        double sigma = 0;
+        path_key(kpath, path, "calib");
+        if (!gpu)
+            return fail(ld, k, kpath, "a calibrated service applies only to on: gpu stages; "
+                        "a workers stage takes a distribution per item");
+        if (check_keys(ld, map, path, "a mapping such as {calib: {...}, jitter: {...}}", any_keys))
+            return -1;
+        if ((k = foreign_key(ld, map, calib_keys))) {
+            path_key(kpath, path, text_of(k));
+            return fail(ld, k, kpath, "does not apply with calib (it takes: calib, jitter)");
+        }
+        path_key(kpath, path, "calib");
+        if (read_calib(ld, key, get(ld, map, "calib"), kpath, s, &fitted, &sigma))
+            return -1;
+        const yaml_node_t *j = get(ld, map, "jitter");
+        if (j) {                     /* the stage's own jitter wins over sampling: fitted */
+            path_key(kpath, path, "jitter");
+            if (read_jitter(ld, j, kpath, &s->jitter))
+                return -1;
+            s->has_jitter = true;
+        } else if (fitted && sigma > 0) {
+            if (++ld->ndists > SCN_MAX_DISTS)
+                return fail(ld, key, kpath, "more than %d distributions in one scenario", SCN_MAX_DISTS);
+            /* the fitted lognormal's spread around mean 1: cv = sqrt(exp(sigma^2) - 1) */
+            const char *e = dist_init_lognormal_mean_sd(&s->jitter, 1, sqrt(expm1(sigma * sigma)));
+            if (e)
+                return fail(ld, key, kpath, "%s", e);
+            s->has_jitter = true;
+        }
+        return 0;
+    }
     if (map->type == YAML_MAPPING_NODE && (k = get_key(ld, map, "table"))) {
         path_key(kpath, path, "table");
         if (!gpu)
@@ -1495,6 +1606,13 @@ static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int 
         /* a token table extends its last segment: any batch size */
         double last = s->has_table && !s->table.by_tokens ? s->table.batch[s->table.n - 1]
                                                           : INFINITY;
+        const yaml_node_t *svc = get(ld, map, "service"), *ck;
+        if (s->max_batch > last && svc && svc->type == YAML_MAPPING_NODE
+            && (ck = get_key(ld, svc, "calib"))) {
+            path_key(kpath, path, "service.calib");
+            return fail(ld, ck, kpath, "max_batch %d is beyond the calibration grid (largest "
+                        "batch %.0f) of %s", s->max_batch, last, ld->calib_file);
+        }
         if (s->max_batch > last)
             return fail(ld, v, kpath, "max_batch %d is beyond the service table (last batch %.0f)",
                         s->max_batch, last);

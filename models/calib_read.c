@@ -1,0 +1,362 @@
+/* calib_read.c — reads a calibration file (see calib_read.h and
+ * calib/README.md) with libyaml's document API, and turns one op of it into
+ * a batch table.
+ *
+ * Required keys are checked, unknown keys are ignored (a later writer may add
+ * fields, such as codec or resolution for video decode). Every error names
+ * the file, LINE:COL and the key path. Never prints, never exits, no global
+ * state; on failure nothing stays allocated. */
+#include "models/calib_read.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <yaml.h>
+
+typedef struct {
+    yaml_document_t doc;
+    const char *path;
+    char *err;
+    size_t errlen;
+} reader;
+
+static int rfail(reader *r, const yaml_node_t *n, const char *key, const char *fmt, ...)
+{
+    if (!r->err || !r->errlen)
+        return -1;
+    int k = snprintf(r->err, r->errlen, "%s:%zu:%zu: %s: ", r->path, n->start_mark.line + 1,
+                     n->start_mark.column + 1, key);
+    if (k >= 0 && (size_t)k < r->errlen) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(r->err + k, r->errlen - (size_t)k, fmt, ap);
+        va_end(ap);
+    }
+    for (char *s = r->err; *s; s++)
+        if (*s == '\n' || *s == '\r')
+            *s = ' ';
+    return -1;
+}
+
+static yaml_node_t *rget(reader *r, const yaml_node_t *map, const char *key)
+{
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
+        if (k && k->type == YAML_SCALAR_NODE && !strcmp((const char *)k->data.scalar.value, key))
+            return yaml_document_get_node(&r->doc, p->value);
+    }
+    return NULL;
+}
+
+/* The value under key, which must be there and of type; NULL after a message. */
+static yaml_node_t *rneed(reader *r, const yaml_node_t *map, const char *path, const char *key,
+                          yaml_node_type_t type)
+{
+    static const char *const what[] = { "", "a scalar", "a list", "a mapping" };
+    char kp[256];
+    snprintf(kp, sizeof kp, "%s%s%s", path, *path ? "." : "", key);
+    yaml_node_t *v = rget(r, map, key);
+    if (!v)
+        rfail(r, map, path[0] ? path : "(root)", "missing required key '%s'", key);
+    else if (v->type != type)
+        rfail(r, v, kp, "expected %s", what[type == YAML_SCALAR_NODE ? 1 : type == YAML_SEQUENCE_NODE ? 2 : 3]);
+    else
+        return v;
+    return NULL;
+}
+
+static int rstr(reader *r, const yaml_node_t *map, const char *path, const char *key, char *out, size_t size)
+{
+    char kp[256];
+    const yaml_node_t *v = rneed(r, map, path, key, YAML_SCALAR_NODE);
+    if (!v)
+        return -1;
+    snprintf(kp, sizeof kp, "%s%s%s", path, *path ? "." : "", key);
+    if (v->data.scalar.length >= size)
+        return rfail(r, v, kp, "longer than %zu characters", size - 1);
+    memcpy(out, v->data.scalar.value, v->data.scalar.length + 1);
+    return 0;
+}
+
+static int rnum(reader *r, const yaml_node_t *map, const char *path, const char *key, double *out)
+{
+    char kp[256], *end;
+    const yaml_node_t *v = rneed(r, map, path, key, YAML_SCALAR_NODE);
+    if (!v)
+        return -1;
+    snprintf(kp, sizeof kp, "%s%s%s", path, *path ? "." : "", key);
+    const char *s = (const char *)v->data.scalar.value;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (!*s || *end || errno == ERANGE || !isfinite(x))
+        return rfail(r, v, kp, "expected a finite number, got '%.40s'", s);
+    *out = x;
+    return 0;
+}
+
+static int rint_(reader *r, const yaml_node_t *map, const char *path, const char *key, int min, int *out)
+{
+    char kp[256], *end;
+    const yaml_node_t *v = rneed(r, map, path, key, YAML_SCALAR_NODE);
+    if (!v)
+        return -1;
+    snprintf(kp, sizeof kp, "%s%s%s", path, *path ? "." : "", key);
+    const char *s = (const char *)v->data.scalar.value;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (!*s || *end || errno == ERANGE || x < min || x > INT_MAX)
+        return rfail(r, v, kp, "expected an integer >= %d, got '%.40s'", min, s);
+    *out = (int)x;
+    return 0;
+}
+
+static int read_point(reader *r, const yaml_node_t *m, const char *path, calf_point *p)
+{
+    if (m->type != YAML_MAPPING_NODE)
+        return rfail(r, m, path, "expected a mapping (a grid point)");
+    char fp[256];
+    double ks = 0;
+    const yaml_node_t *fit, *dist;
+    if (rint_(r, m, path, "batch", 1, &p->batch) || rint_(r, m, path, "tokens_in", 0, &p->tokens_in) ||
+        rint_(r, m, path, "tokens_out", 0, &p->tokens_out) ||
+        rint_(r, m, path, "new_tokens", 0, &p->new_tokens) ||
+        rint_(r, m, path, "cache_len", 0, &p->cache_len) || rint_(r, m, path, "n", 1, &p->n) ||
+        rnum(r, m, path, "p50_ms", &p->p50_ms) || rnum(r, m, path, "p95_ms", &p->p95_ms) ||
+        rnum(r, m, path, "p99_ms", &p->p99_ms) || rnum(r, m, path, "mean_ms", &p->mean_ms) ||
+        rnum(r, m, path, "sd_ms", &p->sd_ms) || rnum(r, m, path, "min_ms", &p->min_ms) ||
+        !(fit = rneed(r, m, path, "fit", YAML_MAPPING_NODE)))
+        return -1;
+    snprintf(fp, sizeof fp, "%s.fit", path);
+    if (!(dist = rneed(r, fit, fp, "dist", YAML_SCALAR_NODE)))
+        return -1;
+    if (strcmp((const char *)dist->data.scalar.value, "lognormal") != 0) {
+        snprintf(fp, sizeof fp, "%s.fit.dist", path);
+        return rfail(r, dist, fp, "only lognormal fits are known, got '%.40s'", dist->data.scalar.value);
+    }
+    if (rnum(r, fit, fp, "mu", &p->mu) || rnum(r, fit, fp, "sigma", &p->sigma) || rnum(r, fit, fp, "ks", &ks))
+        return -1;
+    p->ks = ks;
+    const char *bad = !(p->p50_ms > 0) ? "p50_ms" : !(p->mean_ms > 0) ? "mean_ms"
+                      : !(p->sigma >= 0) ? "fit.sigma" : NULL;
+    if (bad) {
+        snprintf(fp, sizeof fp, "%s.%s", path, bad);
+        return rfail(r, m, fp, "must be > 0 (sigma >= 0)");
+    }
+    return 0;
+}
+
+static int read_op(reader *r, const yaml_node_t *m, const char *path, calf_op *o)
+{
+    static const char *const ops[] = { "encode", "reduce", "prefill", "decode" };
+    char pp[192];
+    const yaml_node_t *pts;
+    if (m->type != YAML_MAPPING_NODE)
+        return rfail(r, m, path, "expected a mapping with op, model, dtype and points");
+    if (rstr(r, m, path, "op", o->op, sizeof o->op) || rstr(r, m, path, "model", o->model, sizeof o->model) ||
+        rstr(r, m, path, "dtype", o->dtype, sizeof o->dtype) ||
+        !(pts = rneed(r, m, path, "points", YAML_SEQUENCE_NODE)))
+        return -1;
+    bool known = false;
+    for (size_t i = 0; i < sizeof ops / sizeof ops[0]; i++)
+        known |= !strcmp(o->op, ops[i]);
+    if (!known) {
+        snprintf(pp, sizeof pp, "%s.op", path);
+        return rfail(r, rget(r, m, "op"), pp, "unknown op '%s' (encode, reduce, prefill, decode)", o->op);
+    }
+    size_t n = (size_t)(pts->data.sequence.items.top - pts->data.sequence.items.start);
+    snprintf(pp, sizeof pp, "%s.points", path);
+    if (n < 1)
+        return rfail(r, pts, pp, "an op needs at least one point");
+    if (!(o->points = calloc(n, sizeof *o->points)))
+        return rfail(r, pts, pp, "out of memory");
+    o->npoints = (int)n;
+    for (size_t i = 0; i < n; i++) {
+        snprintf(pp, sizeof pp, "%s.points[%zu]", path, i);
+        if (read_point(r, yaml_document_get_node(&r->doc, pts->data.sequence.items.start[i]), pp, &o->points[i]))
+            return -1;
+    }
+    return 0;
+}
+
+static int read_root(reader *r, const yaml_node_t *root, calf_file *f)
+{
+    const yaml_node_t *dev, *ops, *v;
+    if (!root || root->type != YAML_MAPPING_NODE) {
+        snprintf(r->err, r->errlen, "%s: not a calibration file (expected a mapping with vlcalib: 1)", r->path);
+        return -1;
+    }
+    if (!(v = rget(r, root, "vlcalib"))) {
+        snprintf(r->err, r->errlen, "%s: not a calibration file (no 'vlcalib' version key)", r->path);
+        return -1;
+    }
+    if (rint_(r, root, "", "vlcalib", 1, &f->version))
+        return -1;
+    if (f->version != CALF_VERSION)
+        return rfail(r, v, "vlcalib", "version %d is not known (this reader reads %d)", f->version, CALF_VERSION);
+    if (!(dev = rneed(r, root, "", "device", YAML_MAPPING_NODE)) ||
+        rstr(r, dev, "device", "name", f->device.name, sizeof f->device.name) ||
+        rstr(r, dev, "device", "backend", f->device.backend, sizeof f->device.backend) ||
+        rstr(r, dev, "device", "driver", f->device.driver, sizeof f->device.driver) ||
+        rstr(r, dev, "device", "libraries", f->device.libraries, sizeof f->device.libraries) ||
+        rstr(r, dev, "device", "clocks", f->device.clocks, sizeof f->device.clocks) ||
+        rstr(r, root, "", "date", f->date, sizeof f->date) ||
+        rstr(r, root, "", "backend", f->backend, sizeof f->backend) ||
+        !(ops = rneed(r, root, "", "ops", YAML_SEQUENCE_NODE)))
+        return -1;
+    size_t n = (size_t)(ops->data.sequence.items.top - ops->data.sequence.items.start);
+    if (n && !(f->ops = calloc(n, sizeof *f->ops)))
+        return rfail(r, ops, "ops", "out of memory");
+    f->nops = (int)n;
+    for (size_t i = 0; i < n; i++) {
+        char pp[64];
+        snprintf(pp, sizeof pp, "ops[%zu]", i);
+        if (read_op(r, yaml_document_get_node(&r->doc, ops->data.sequence.items.start[i]), pp, &f->ops[i]))
+            return -1;
+    }
+    return 0;
+}
+
+int calf_read(const char *path, calf_file *f, char *err, size_t errlen)
+{
+    char dummy[8];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    memset(f, 0, sizeof *f);
+    reader r = { .path = path, .err = err, .errlen = errlen };
+    FILE *in = fopen(path, "rb");
+    if (!in) {
+        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+        return -1;
+    }
+    yaml_parser_t p;
+    int rc = -1;
+    if (!yaml_parser_initialize(&p)) {
+        fclose(in);
+        snprintf(err, errlen, "%s: out of memory", path);
+        return -1;
+    }
+    yaml_parser_set_input_file(&p, in);
+    if (!yaml_parser_load(&p, &r.doc)) {
+        snprintf(err, errlen, "%s:%zu:%zu: (syntax): %s", path, p.problem_mark.line + 1,
+                 p.problem_mark.column + 1, p.problem ? p.problem : "invalid YAML");
+    } else {
+        rc = read_root(&r, yaml_document_get_root_node(&r.doc), f);
+        yaml_document_delete(&r.doc);
+    }
+    yaml_parser_delete(&p);
+    fclose(in);
+    if (rc)
+        calf_free(f);
+    return rc;
+}
+
+void calf_free(calf_file *f)
+{
+    if (!f)
+        return;
+    for (int i = 0; i < f->nops && f->ops; i++)
+        free(f->ops[i].points);
+    free(f->ops);
+    memset(f, 0, sizeof *f);
+}
+
+const calf_op *calf_find(const calf_file *f, const char *op, const char *model)
+{
+    for (int i = 0; i < f->nops; i++)
+        if (!strcmp(f->ops[i].op, op) && !strcmp(f->ops[i].model, model))
+            return &f->ops[i];
+    return NULL;
+}
+
+/* ---- one op -> a batch table ---- */
+
+static int field(const calf_point *p, int k)
+{
+    return k == 0 ? p->tokens_in : k == 1 ? p->tokens_out : p->cache_len;
+}
+
+int calf_table(const calf_op *op, const calf_select *sel, batch_table *t, int *raised,
+               double *sigma_rms, char *err, size_t errlen)
+{
+    static const char *const names[] = { "tokens_in", "tokens_out", "cache_len" };
+    const int want[3] = { sel->tokens_in, sel->tokens_out, sel->cache_len };
+    bool by_tokens = !strcmp(op->op, "prefill");
+    memset(t, 0, sizeof *t);
+    t->by_tokens = by_tokens;
+    int n = 0, nraised = 0, first = -1;
+    double s2 = 0;
+    for (int i = 0; i < op->npoints; i++) {
+        const calf_point *p = &op->points[i];
+        bool keep = true;
+        for (int k = 0; k < 3; k++)
+            keep &= want[k] < 0 || field(p, k) == want[k];
+        if (!keep)
+            continue;
+        if (first < 0)
+            first = i;
+        for (int k = 0; k < 3; k++)
+            if (field(p, k) != field(&op->points[first], k)) {
+                char list[160] = "";
+                size_t len = 0;
+                int seen[CFG_MAX_TABLE], ns = 0;
+                for (int j = 0; j < op->npoints && ns < CFG_MAX_TABLE; j++) {
+                    int v = field(&op->points[j], k);
+                    bool dup = false;
+                    for (int q = 0; q < ns; q++)
+                        dup |= seen[q] == v;
+                    if (dup)
+                        continue;
+                    seen[ns++] = v;
+                    if (len < sizeof list)
+                        len += (size_t)snprintf(list + len, sizeof list - len, "%s%d", ns > 1 ? ", " : "", v);
+                }
+                snprintf(err, errlen, "the %s points have several %s (%s); choose one with %s: N",
+                         op->op, names[k], list, names[k]);
+                return -1;
+            }
+        double x = by_tokens ? (double)p->new_tokens * p->batch : p->batch;
+        int at = n;                                   /* insertion sort by x */
+        while (at > 0 && t->batch[at - 1] > x)
+            at--;
+        if (at > 0 && t->batch[at - 1] == x) {
+            snprintf(err, errlen, "the %s points give %s %.0f twice", op->op, by_tokens ? "tokens" : "batch", x);
+            return -1;
+        }
+        if (n == CFG_MAX_TABLE) {
+            snprintf(err, errlen, "more than %d %s points", CFG_MAX_TABLE, op->op);
+            return -1;
+        }
+        memmove(&t->batch[at + 1], &t->batch[at], (size_t)(n - at) * sizeof t->batch[0]);
+        memmove(&t->ms[at + 1], &t->ms[at], (size_t)(n - at) * sizeof t->ms[0]);
+        t->batch[at] = x;
+        t->ms[at] = sel->use_mean ? p->mean_ms : p->p50_ms;
+        s2 += p->sigma * p->sigma;
+        n++;
+    }
+    if (n < 1) {
+        snprintf(err, errlen, "no %s point matches the selection", op->op);
+        return -1;
+    }
+    if (!by_tokens && t->batch[0] != 1) {
+        snprintf(err, errlen, "the %s points start at batch %.0f; a batch table needs batch 1",
+                 op->op, t->batch[0]);
+        return -1;
+    }
+    for (int i = 1; i < n; i++)
+        if (t->ms[i] < t->ms[i - 1]) {
+            t->ms[i] = t->ms[i - 1];
+            nraised++;
+        }
+    t->n = n;
+    if (raised)
+        *raised = nraised;
+    if (sigma_rms)
+        *sigma_rms = sqrt(s2 / n);
+    return 0;
+}

@@ -1,0 +1,77 @@
+/* calib_read.h — the calibration file (calib/README.md, "The calibration
+ * file"): its in-memory form, the one reader, and the batch table a scenario
+ * builds from one op of it.
+ *
+ * The writer (calib/calfile.c) and the fit (calib/fit.c) live with vlcalib;
+ * this reader lives in models/ because the scenario loader needs it and
+ * vlsim links only sim/ and models/. It never prints, never exits and keeps
+ * no global state; every error is one line "PATH:LINE:COL: KEYPATH: message"
+ * (or "PATH: message" when no position applies). */
+#ifndef VL_CALIB_READ_H
+#define VL_CALIB_READ_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "models/config.h"
+
+#define CALF_VERSION 1
+#define CALF_STR 256            /* every string field, including its NUL */
+
+/* One grid point: the shape, the statistics of its n samples (ms), and the
+ * lognormal fitted to them by maximum likelihood with its KS distance. */
+typedef struct {
+    int batch, tokens_in, tokens_out, new_tokens, cache_len;
+    int n;                              /* samples, >= 1 */
+    double p50_ms, p95_ms, p99_ms, mean_ms, sd_ms, min_ms;
+    double mu, sigma, ks;               /* fit: {dist: lognormal, mu, sigma, ks} */
+} calf_point;
+
+typedef struct {
+    char op[16];                        /* encode | reduce | prefill | decode */
+    char model[CALF_STR];
+    char dtype[32];                     /* float32, bf16, ... */
+    int npoints;
+    calf_point *points;                 /* malloc'ed */
+} calf_op;
+
+typedef struct {
+    int version;                        /* vlcalib: 1 */
+    struct {
+        char name[CALF_STR], backend[CALF_STR], driver[CALF_STR],
+             libraries[CALF_STR], clocks[CALF_STR];   /* "unknown" when not known */
+    } device;
+    char date[64];                      /* ISO 8601 UTC, 2024-06-11T09:30:00Z */
+    char backend[32];                   /* cpu | cuda */
+    int nops;
+    calf_op *ops;                       /* malloc'ed */
+} calf_file;
+
+/* Read the calibration file at path into *f (zeroed first). 0, or -1 with
+ * a message naming path (and LINE:COL where there is one); *f then holds
+ * nothing to free. */
+int calf_read(const char *path, calf_file *f, char *err, size_t errlen);
+/* Release what *f owns and zero it. Safe on a zeroed file. */
+void calf_free(calf_file *f);
+
+/* The op named op for model, or NULL. */
+const calf_op *calf_find(const calf_file *f, const char *op, const char *model);
+
+/* Which points of an op make a table, and from which statistic. The table
+ * runs along batch (encode, reduce, decode) or along tokens = new_tokens x
+ * batch (prefill: by_tokens); every other shape field must then be one value
+ * across the points: a field >= 0 here keeps only points with that value,
+ * -1 leaves it free (an error when the points disagree on it). */
+typedef struct {
+    int tokens_in, tokens_out, cache_len;   /* -1: any (must be unique) */
+    bool use_mean;                          /* ms from mean_ms, else p50_ms */
+} calf_select;
+
+/* Build t from op's points under sel. Times that fall below an earlier
+ * point's (measurement noise) are raised to it, so the table is
+ * non-decreasing; *raised (may be NULL) counts them. *sigma_rms (may be
+ * NULL) gets sqrt(mean sigma^2) over the points used: the pooled log-spread.
+ * 0, or -1 with a one-line message (no file or position in it). */
+int calf_table(const calf_op *op, const calf_select *sel, batch_table *t, int *raised,
+               double *sigma_rms, char *err, size_t errlen);
+
+#endif

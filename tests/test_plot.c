@@ -1,0 +1,328 @@
+/* test_plot.c — `vlsim plot` (models/plot.c) on a hand-made results.csv:
+ * every file written and non-empty, real PNG and SVG, the frontier's data
+ * file holding exactly the Pareto sets worked out by hand, the capacity
+ * heatmap's SLA contour, a table without streams / gpus (frontier only, the
+ * heatmap skipped with a note), and the failures: no results.csv, no
+ * gnuplot, a gnuplot error, a missing template — none leaving a picture or
+ * a temporary behind. Needs gnuplot (make deps: gnuplot-nox); runs from the
+ * repository root (the templates in plots/). */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "models/plot.h"
+
+/* ---- helpers -------------------------------------------------------------------- */
+
+static void mk_tmpdir(char *buf, size_t n)
+{
+    snprintf(buf, n, "/tmp/vlsim-plot-XXXXXX");
+    cr_assert_not_null(mkdtemp(buf));
+}
+
+static void rm_tree(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char p[4200];
+        snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+        unlink(p);
+    }
+    closedir(d);
+    rmdir(dir);
+}
+
+static void write_in(const char *dir, const char *name, const char *text)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "w");
+    cr_assert_not_null(f, "%s", p);
+    fputs(text, f);
+    fclose(f);
+}
+
+static char *slurp_in(const char *dir, const char *name, size_t *len)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    FILE *f = fopen(p, "rb");
+    if (!f)
+        return NULL;
+    fseek(f, 0, SEEK_END);
+    long n = ftell(f);
+    fseek(f, 0, SEEK_SET);
+    char *s = malloc((size_t)n + 1);
+    size_t got = fread(s, 1, (size_t)n, f);
+    s[got] = 0;
+    fclose(f);
+    if (len)
+        *len = got;
+    return s;
+}
+
+static bool exists_in(const char *dir, const char *name)
+{
+    char p[4200];
+    snprintf(p, sizeof p, "%s/%s", dir, name);
+    struct stat st;
+    return stat(p, &st) == 0;
+}
+
+/* No temporaries (".tmp") left in dir. */
+static void assert_no_temporaries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    cr_assert_not_null(d);
+    struct dirent *e;
+    while ((e = readdir(d)))
+        cr_assert_null(strstr(e->d_name, ".tmp"), "%s: temporary %s left behind", dir,
+                       e->d_name);
+    closedir(d);
+}
+
+static bool has_note(const plot_summary *s, const char *what)
+{
+    for (int k = 0; k < s->nnotes; k++)
+        if (strstr(s->notes[k], what))
+            return true;
+    return false;
+}
+
+/* The point numbers (third column) of each index of frontier.dat whose
+ * header says "Pareto set", as "5 0 1|8 6 9". */
+static void pareto_points(const char *dat, char *out, size_t n)
+{
+    size_t k = 0;
+    out[0] = 0;
+    bool in = false, first = true;
+    int nsets = 0;
+    for (const char *p = dat; *p;) {
+        const char *e = strchr(p, '\n');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)(l < sizeof line ? l : sizeof line - 1), p);
+        if (line[0] == '#') {
+            if (strstr(line, "# index") && strstr(line, "Pareto set")) {
+                in = true;
+                first = true;
+                k += (size_t)snprintf(out + k, n - k, "%s", nsets++ ? "|" : "");
+            }
+        } else if (line[0] == 0) {
+            in = false;
+        } else if (in) {
+            double cost, p99;
+            char pt[64];
+            cr_assert_eq(sscanf(line, "%lf %lf %63s", &cost, &p99, pt), 3, "bad line: %s", line);
+            k += (size_t)snprintf(out + k, n - k, "%s%s", first ? "" : " ", pt);
+            first = false;
+        }
+        p = e ? e + 1 : p + l;
+    }
+}
+
+/* Two FPS groups on streams {8, 16, 32} x gpus {1, 2}. By hand, lower is
+ * better on both cost and frame p99, rows dropping > 1 % left out:
+ *   fps 10: p4 drops; p2 (0.125, 82) loses to p5 (0.125, 80); p3 (0.25, 50)
+ *           to p0 (0.25, 44) -> {p5, p0, p1} by cost.
+ *   fps 15: p10 drops; p11 (0.125, 300) loses to p8 (0.125, 120); p7 (0.5, 70)
+ *           to p6 (0.25, 60); p6 and p9 tie -> {p8, p6, p9}.
+ * Heatmap (fps 10 only; frame_p99_hi = p99 + 5): every cell meets p99 <= 200
+ * but (32 streams, 1 GPU), which drops: two contour edges. */
+static const char CSV[] =
+    "point,streams,gpus,fps,frame_p50,frame_p50_lo,frame_p50_hi,frame_p95,frame_p95_lo,"
+    "frame_p95_hi,frame_p99,frame_p99_lo,frame_p99_hi,drop_rate,gpu_util,cost_per_stream_hour,"
+    "sla_pass\n"
+    "0,8,1,10,30,29,31,40,39,41,44,39,49,0,0.78,0.25,1\n"
+    "1,8,2,10,25,24,26,33,32,34,36,31,41,0,0.49,0.5,1\n"
+    "2,16,1,10,57,56,58,76,75,77,82,77,87,0,1,0.125,1\n"
+    "3,16,2,10,31,30,32,45,44,46,50,45,55,0,0.76,0.25,1\n"
+    "4,32,1,10,136,135,137,148,147,149,152,147,157,0.44,1,0.0625,0\n"
+    "5,32,2,10,55,54,56,75,74,76,80,75,85,0,1,0.125,1\n"
+    "6,8,1,15,40,39,41,55,54,56,60,55,65,0,0.9,0.25,1\n"
+    "7,8,2,15,45,44,46,65,64,66,70,65,75,0,0.6,0.5,1\n"
+    "8,16,1,15,90,89,91,110,109,111,120,115,125,0,1,0.125,1\n"
+    "9,16,2,15,40,39,41,55,54,56,60,55,65,0,0.8,0.25,1\n"
+    "10,32,1,15,300,299,301,380,379,381,400,395,405,0.2,1,0.0625,0\n"
+    "11,32,2,15,200,199,201,280,279,281,300,295,305,0,1,0.125,0\n";
+
+static const char *const FILES[] = { "frontier.dat", "frontier.gp", "frontier.png",
+                                     "frontier.svg", "capacity.dat", "capacity.gp",
+                                     "capacity.png", "capacity.svg" };
+
+static void assert_picture(const char *dir, const char *name)
+{
+    size_t len = 0;
+    char *s = slurp_in(dir, name, &len);
+    cr_assert_not_null(s, "%s/%s missing", dir, name);
+    cr_assert_gt(len, 0, "%s/%s is empty", dir, name);
+    if (strstr(name, ".png"))
+        cr_assert(len > 8 && memcmp(s, "\x89PNG\r\n\x1a\n", 8) == 0, "%s: not a PNG", name);
+    if (strstr(name, ".svg"))
+        cr_assert_not_null(strstr(s, "<svg"), "%s: not an SVG", name);
+    free(s);
+}
+
+/* ---- tests ------------------------------------------------------------------------ */
+
+Test(plot, frontier_and_heatmap)
+{
+    char dir[64];
+    mk_tmpdir(dir, sizeof dir);
+    write_in(dir, "results.csv", CSV);
+    plot_opts o;
+    plot_opts_default(&o);
+    plot_summary s;
+    o.summary = &s;
+    char err[1024] = "";
+    int rc = plot_dir(dir, &o, err, sizeof err);
+    cr_assert_eq(rc, PLOT_OK, "%s", err);
+    for (size_t k = 0; k < sizeof FILES / sizeof FILES[0]; k++)
+        assert_picture(dir, FILES[k]);
+    cr_assert_eq(s.nfiles, 8);
+    cr_assert(has_note(&s, "frontier: 2 points left out for dropping"));
+    cr_assert(has_note(&s, "capacity: drew only the points with fps 10"));
+    assert_no_temporaries(dir);
+
+    char *dat = slurp_in(dir, "frontier.dat", NULL);
+    char got[256];
+    pareto_points(dat, got, sizeof got);
+    cr_assert_str_eq(got, "5 0 1|8 6 9");
+    free(dat);
+
+    /* the heatmap: 6 cells, two contour edges around (32 streams, 1 GPU) */
+    char *cap = slurp_in(dir, "capacity.dat", NULL);
+    cr_assert_not_null(strstr(cap, "\n1.5 -0.5\n1.5 0.5\n\n"), "%s", cap);
+    cr_assert_not_null(strstr(cap, "\n1.5 0.5\n2.5 0.5\n\n"), "%s", cap);
+    cr_assert_not_null(strstr(cap, "\"152*\""), "%s", cap);
+    free(cap);
+    char *gp = slurp_in(dir, "capacity.gp", NULL);
+    cr_assert_not_null(strstr(gp, "only the points with fps 10"));
+    cr_assert_not_null(strstr(gp, "frame p99 <= 200 ms"));
+    free(gp);
+    gp = slurp_in(dir, "frontier.gp", NULL);
+    cr_assert_not_null(strstr(gp, "200 with lines"), "the SLA line");
+    cr_assert_not_null(strstr(gp, "\"10 fps: Pareto set\", \"15 fps: Pareto set\""));
+    free(gp);
+
+    /* again, with two targets, one of them not frame p99: replaced, noted */
+    frontier_target tg[2];
+    char e2[256];
+    cr_assert_eq(frontier_target_parse("frame p99 <= 60", &tg[0], e2, sizeof e2), 0, "%s", e2);
+    cr_assert_eq(frontier_target_parse("frame p95 <= 100", &tg[1], e2, sizeof e2), 0, "%s", e2);
+    o.targets = tg;
+    o.ntargets = 2;
+    rc = plot_dir(dir, &o, err, sizeof err);
+    cr_assert_eq(rc, PLOT_OK, "%s", err);
+    cr_assert(has_note(&s, "target frame p95 <= 100 ms not drawn"));
+    gp = slurp_in(dir, "frontier.gp", NULL);
+    cr_assert_not_null(strstr(gp, "60 with lines"));
+    cr_assert_null(strstr(gp, "200 with lines"));
+    free(gp);
+    assert_no_temporaries(dir);
+    rm_tree(dir);
+}
+
+Test(plot, no_streams_or_gpus_skips_the_heatmap)
+{
+    char dir[64];
+    mk_tmpdir(dir, sizeof dir);
+    write_in(dir, "results.csv",
+             "point,stages.encode.max_batch,frame_p50,frame_p99,frame_p99_hi,drop_rate,"
+             "cost_per_stream_hour\n"
+             "0,1,10,50,55,0,0.5\n"
+             "1,4,12,40,45,0,0.5\n"
+             "2,8,15,70,75,0,0.25\n"
+             "3,16,30,90,95,0,0.25\n");
+    plot_opts o;
+    plot_opts_default(&o);
+    plot_summary s;
+    o.summary = &s;
+    char err[1024] = "";
+    cr_assert_eq(plot_dir(dir, &o, err, sizeof err), PLOT_OK, "%s", err);
+    for (size_t k = 0; k < 4; k++)
+        assert_picture(dir, FILES[k]);
+    for (size_t k = 4; k < 8; k++)
+        cr_assert(!exists_in(dir, FILES[k]), "%s written", FILES[k]);
+    cr_assert(has_note(&s, "capacity: skipped"), "%s", s.nnotes ? s.notes[0] : "(no note)");
+    cr_assert(has_note(&s, "streams or gpus"));
+    char *dat = slurp_in(dir, "frontier.dat", NULL);
+    char got[256];
+    pareto_points(dat, got, sizeof got);
+    cr_assert_str_eq(got, "2 1");
+    cr_assert_not_null(strstr(dat, "all points"));
+    free(dat);
+    assert_no_temporaries(dir);
+    rm_tree(dir);
+}
+
+Test(plot, missing_results_csv)
+{
+    char dir[64];
+    mk_tmpdir(dir, sizeof dir);
+    plot_opts o;
+    plot_opts_default(&o);
+    char err[1024] = "";
+    cr_assert_eq(plot_dir(dir, &o, err, sizeof err), PLOT_BAD_INPUT);
+    cr_assert_not_null(strstr(err, "results.csv"), "%s", err);
+    cr_assert_not_null(strstr(err, dir), "%s", err);
+    rm_tree(dir);
+    cr_assert_eq(plot_dir("/nonexistent/vlsim-plot", &o, err, sizeof err), PLOT_BAD_INPUT);
+    cr_assert_not_null(strstr(err, "/nonexistent/vlsim-plot"), "%s", err);
+}
+
+Test(plot, no_gnuplot)
+{
+    char dir[64];
+    mk_tmpdir(dir, sizeof dir);
+    write_in(dir, "results.csv", CSV);
+    plot_opts o;
+    plot_opts_default(&o);
+    o.gnuplot = "vlsim-test-no-such-gnuplot";
+    char err[1024] = "";
+    cr_assert_eq(plot_dir(dir, &o, err, sizeof err), PLOT_FAIL);
+    cr_assert_not_null(strstr(err, "not found on PATH"), "%s", err);
+    cr_assert_not_null(strstr(err, "gnuplot-nox"), "%s", err);
+    cr_assert(!exists_in(dir, "frontier.png"));
+    cr_assert(!exists_in(dir, "frontier.svg"));
+    assert_no_temporaries(dir);
+    rm_tree(dir);
+}
+
+Test(plot, gnuplot_error_is_reported)
+{
+    char dir[64], tdir[64];
+    mk_tmpdir(dir, sizeof dir);
+    mk_tmpdir(tdir, sizeof tdir);
+    write_in(dir, "results.csv", CSV);
+    write_in(tdir, "frontier.gp.in",
+             "set terminal svg\nset output svg_out\nplot \"@DATA@\" using 1:2\n"
+             "set nosuchoption\n");
+    plot_opts o;
+    plot_opts_default(&o);
+    o.template_dir = tdir;
+    char err[1024] = "";
+    cr_assert_eq(plot_dir(dir, &o, err, sizeof err), PLOT_FAIL);
+    cr_assert_not_null(strstr(err, "frontier.gp"), "%s", err);
+    cr_assert_not_null(strstr(err, "line 4"), "gnuplot's error line: %s", err);
+    cr_assert(!exists_in(dir, "frontier.png"));
+    cr_assert(!exists_in(dir, "frontier.svg"));
+    assert_no_temporaries(dir);
+
+    /* a missing template: bad input naming it */
+    char tpl[128];
+    snprintf(tpl, sizeof tpl, "%s/frontier.gp.in", tdir);
+    unlink(tpl);
+    cr_assert_eq(plot_dir(dir, &o, err, sizeof err), PLOT_BAD_INPUT);
+    cr_assert_not_null(strstr(err, "frontier.gp.in"), "%s", err);
+    rm_tree(dir);
+    rm_tree(tdir);
+}

@@ -104,6 +104,7 @@ test-unit: vlsim vlcalib cuda-check $(B)/tests/run_tests
 test-asan: vlsim $(A)/tests/run_tests
 	@mkdir -p build
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
+	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \
 	  $(A)/tests/run_tests --jobs 2 2>&1 | tee build/asan.log; \
 	  status=$${PIPESTATUS[0]}; \
 	  if grep -qE 'ERROR: (Address|Leak)Sanitizer|runtime error:' build/asan.log; then \

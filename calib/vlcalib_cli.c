@@ -1,14 +1,16 @@
 /* vlcalib_cli.c — the vlcalib command: time the calibration ops over a grid
- * of shapes and write the raw samples as CSV, or check a backend against
+ * of shapes and write a calibration file (YAML, with the raw samples in a
+ * CSV beside it) or only the raw samples as CSV, or check a backend against
  * the double reference.
  *
+ *   vlcalib --backend cpu|cuda --model PRESET --out calib/data/NAME.yaml [--reps N] ...
  *   vlcalib --backend cpu|cuda --model PRESET --out FILE.csv [--reps N] ...
  *   vlcalib --backend cpu|cuda --check
  *
  * Reading order: options, the grid, the CPU and CUDA runners of one grid
- * point, the run over the grid, the check, vlcalib_main. The CSV (one row per
- * timed repetition) is written atomically (sim/out.h) and never replaces an
- * existing file without --force. This file must never time anything itself
+ * point, the run over the grid, the check, vlcalib_main. Every output is
+ * written atomically (sim/out.h) and never replaces an existing file without
+ * --force; the calibration file format is calib/calfile.h. This file must never time anything itself
  * (harness.h and cuda_time do), never keep global mutable state, and never
  * exit(): every error returns status 2 with a message on `err`. */
 #include "calib/vlcalib.h"
@@ -17,6 +19,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <unistd.h>
+#include "calib/calfile.h"
 #include "calib/cpu.h"
 #include "calib/cuda_ops.h"
 #include "calib/harness.h"
@@ -37,7 +42,7 @@ enum { OP_ENCODE, OP_REDUCE, OP_PREFILL, OP_DECODE, OP_COUNT };
 static const char *const op_names[OP_COUNT] = { "encode", "reduce", "prefill", "decode" };
 
 typedef struct {
-    const char *backend, *model, *out;
+    const char *backend, *model, *out, *note;
     int reps, threads;
     unsigned ops;          /* bit i: op i requested; 0 = all the model has */
     double cpu_budget;     /* seconds per CPU grid point */
@@ -48,19 +53,26 @@ typedef struct {
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: vlcalib --backend cpu|cuda --model PRESET --out FILE.csv [options]\n"
+        "usage: vlcalib --backend cpu|cuda --model PRESET --out FILE.yaml|FILE.csv [options]\n"
         "       vlcalib --backend cpu|cuda --check\n"
         "       vlcalib --list | --help\n"
         "\n"
         "Times the calibration ops (vision encode, ToMe reduce, LLM prefill and\n"
-        "decode) over a grid of shapes and writes one CSV row per timed repetition:\n"
-        "  op,model,backend,batch,tokens_in,tokens_out,new_tokens,cache_len,rep,ms\n"
-        "with a summary (p50, p95, p99, mean, sd, min per point) on standard output.\n"
+        "decode) over a grid of shapes and writes a calibration file (calib/README.md):\n"
+        "the device, date and backend, and per op and point p50, p95, p99, mean, sd,\n"
+        "min and a lognormal fit with its KS distance; the raw samples go beside it\n"
+        "in NAME.samples.csv (op,model,batch,tokens_in,tokens_out,new_tokens,cache_len,rep,ms).\n"
+        "An --out name ending in .csv writes only the raw samples, one row per timed\n"
+        "repetition: op,model,backend,batch,tokens_in,tokens_out,new_tokens,cache_len,rep,ms\n"
+        "A summary (p50, p95, p99, mean, sd, min per point) goes to standard output.\n"
         "\n"
         "  --backend cpu|cuda  cpu: float32, OpenBLAS; cuda: bf16 on the GPU\n"
         "                      (needs a build with `make CUDA=1 vlcalib`)\n"
         "  --model PRESET      a preset from --list; `tiny` runs in seconds on a CPU\n"
-        "  --out FILE.csv      written atomically; an existing file needs --force\n"
+        "  --out FILE          FILE.yaml: the calibration file (and FILE.samples.csv);\n"
+        "                      FILE.csv: raw samples only. Written atomically; an\n"
+        "                      existing file needs --force\n"
+        "  --note TEXT         a comment at the top of the calibration file\n"
         "  --reps N            timed repetitions per point (default %d; fewer is for\n"
         "                      smoke tests), after %d warm-ups, inputs rotated over %d buffers\n"
         "  --ops LIST          comma-separated subset of encode,reduce,prefill,decode\n"
@@ -123,7 +135,8 @@ static int parse_args(int argc, char **argv, options *o, char *msg, size_t n)
         if (!strcmp(a, "--check")) { o->check = true; continue; }
         bool takes = !strcmp(a, "--backend") || !strcmp(a, "--model") || !strcmp(a, "--out") ||
                      !strcmp(a, "--reps") || !strcmp(a, "--ops") || !strcmp(a, "--threads") ||
-                     !strcmp(a, "--cpu-budget") || !strcmp(a, "--seed");
+                     !strcmp(a, "--cpu-budget") || !strcmp(a, "--seed") ||
+                     !strcmp(a, "--note");
         if (!takes) {
             snprintf(msg, n, "unknown option '%s'", a);
             return -1;
@@ -143,6 +156,8 @@ static int parse_args(int argc, char **argv, options *o, char *msg, size_t n)
             o->model = v;
         } else if (!strcmp(a, "--out")) {
             o->out = v;
+        } else if (!strcmp(a, "--note")) {
+            o->note = v;
         } else if (!strcmp(a, "--reps")) {
             if (parse_int(v, 1, 1000000, &x)) {
                 snprintf(msg, n, "--reps must be an integer from 1 to 1000000, not '%s'", v);
@@ -293,6 +308,8 @@ typedef struct {
     weights_vision wv;
     weights_llm wl;
     harness_opts h;
+    calf_file *cal;          /* the calibration file being built; NULL: CSV only */
+    calf_op *cal_op;         /* its op being timed */
     char msg[1024];
 } run;
 
@@ -496,6 +513,11 @@ static int run_op(run *R, int op)
     long skipped_a[64], skipped_b[64];
     int nskip = 0;
     bool cpu = !R->cu;
+    if (R->cal && !(R->cal_op = calfile_add_op(R->cal, op_names[op], R->m->name, cpu ? "float32" : "bf16"))) {
+        fprintf(R->err, "vlcalib: out of memory\n");
+        free(pts);
+        return -1;
+    }
     for (int i = 0; i < n && !rc; i++) {
         const point *p = &pts[i];
         long a, b;
@@ -535,13 +557,103 @@ static int run_op(run *R, int op)
             continue;
         }
         fprintf(R->out, " %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f\n", r.p50, r.p95, r.p99, r.mean, r.sd, r.min);
-        for (int k = 0; k < r.n; k++)
-            fprintf(R->csv, "%s,%s,%s,%d,%d,%d,%d,%d,%d,%.6f\n", op_names[op], R->m->name, R->o->backend,
-                    p->batch, p->tokens_in, p->tokens_out, p->new_tokens, p->cache_len, k, r.samples[k]);
+        for (int k = 0; k < r.n; k++) {
+            fprintf(R->csv, "%s,%s,", op_names[op], R->m->name);
+            if (!R->cal)
+                fprintf(R->csv, "%s,", R->o->backend);
+            fprintf(R->csv, "%d,%d,%d,%d,%d,%d,%.6f\n", p->batch, p->tokens_in, p->tokens_out,
+                    p->new_tokens, p->cache_len, k, r.samples[k]);
+        }
+        if (R->cal) {
+            calf_point cp = { .batch = p->batch, .tokens_in = p->tokens_in, .tokens_out = p->tokens_out,
+                              .new_tokens = p->new_tokens, .cache_len = p->cache_len };
+            if (calfile_point_from(&cp, r.samples, r.n, r.p50, r.p95, r.p99, r.mean, r.sd, r.min) ||
+                calfile_add_point(R->cal_op, &cp)) {
+                fprintf(R->err, "vlcalib: %s batch %d: cannot fit a lognormal (a sample <= 0 ms, "
+                        "or out of memory)\n", op_names[op], p->batch);
+                rc = -1;
+            }
+        }
         harness_result_free(&r);
     }
     free(pts);
+    if (R->cal && R->cal_op->npoints == 0) {   /* every point skipped: no op */
+        free(R->cal_op->points);
+        R->cal->nops--;
+    }
     return rc;
+}
+
+/* ---- the calibration file's device fields ---- */
+
+char *openblas_get_config(void);   /* OpenBLAS (cblas.h is only on cpu.c's include path) */
+
+/* The value of the first "key : value" line of /proc/cpuinfo, or "". */
+static void cpuinfo(const char *key, char *buf, size_t size)
+{
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    char line[512];
+    buf[0] = '\0';
+    while (f && fgets(line, sizeof line, f)) {
+        char *colon = strchr(line, ':');
+        if (strncmp(line, key, strlen(key)) != 0 || !colon)
+            continue;
+        colon++;
+        while (*colon == ' ' || *colon == '\t')
+            colon++;
+        colon[strcspn(colon, "\n")] = '\0';
+        snprintf(buf, size, "%s", colon);
+        break;
+    }
+    if (f)
+        fclose(f);
+}
+
+/* The next ", "-separated field of s (advancing *s) into buf. */
+static void next_field(const char **s, char *buf, size_t size)
+{
+    const char *e = strstr(*s, ", ");
+    size_t len = e ? (size_t)(e - *s) : strlen(*s);
+    snprintf(buf, size, "%.*s", (int)len, *s);
+    *s += len + (e ? 2 : 0);
+}
+
+static void describe_device(const run *R, calf_file *f)
+{
+    char buf[512], cpu[200];
+    struct utsname u;
+    snprintf(f->backend, sizeof f->backend, "%s", R->o->backend);
+    snprintf(f->device.clocks, sizeof f->device.clocks, "unknown");
+    calfile_now_utc(f->date, sizeof f->date);
+    if (R->cu && !cuda_describe(R->cu, buf, sizeof buf)) {
+        /* "NAME, sm_90, 132 SMs, 139.8 GiB, driver 12.4, runtime 12.4, cuBLAS 120400" */
+        const char *s = buf;
+        char part[6][60] = { { 0 } };
+        for (int i = 0; i < 6 && *s; i++)
+            next_field(&s, part[i], sizeof part[i]);
+        snprintf(f->device.name, sizeof f->device.name, "%s (%s, %s, %s)", part[0], part[1], part[2], part[3]);
+        snprintf(f->device.backend, sizeof f->device.backend, "cuda (bf16, cuBLAS GEMMs)");
+        snprintf(f->device.driver, sizeof f->device.driver, "%s", part[4][0] ? part[4] : "unknown");
+        snprintf(f->device.libraries, sizeof f->device.libraries, "CUDA %s, %s", part[5], s);
+        return;
+    }
+    if (R->cu) {
+        snprintf(f->device.name, sizeof f->device.name, "unknown");
+        snprintf(f->device.backend, sizeof f->device.backend, "cuda (bf16, cuBLAS GEMMs)");
+        snprintf(f->device.driver, sizeof f->device.driver, "unknown");
+        snprintf(f->device.libraries, sizeof f->device.libraries, "unknown");
+        return;
+    }
+    cpuinfo("model name", cpu, sizeof cpu);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    snprintf(f->device.name, sizeof f->device.name, "%s (%ld CPUs online)", cpu[0] ? cpu : "unknown CPU", ncpu);
+    snprintf(f->device.backend, sizeof f->device.backend, "cpu (float32, OpenBLAS sgemm, %d threads)", cpu_threads());
+    if (uname(&u) == 0)
+        snprintf(f->device.driver, sizeof f->device.driver, "none (CPU); kernel %s %s", u.sysname, u.release);
+    else
+        snprintf(f->device.driver, sizeof f->device.driver, "unknown");
+    const char *cfg = openblas_get_config();
+    snprintf(f->device.libraries, sizeof f->device.libraries, "%s", cfg && *cfg ? cfg : "OpenBLAS");
 }
 
 static int choose_sets(size_t set_floats, int layers)
@@ -549,6 +661,13 @@ static int choose_sets(size_t set_floats, int layers)
     double per = (double)set_floats * sizeof(float);
     int n = (int)(WEIGHT_BUDGET / per);
     return n < 1 ? 1 : n > layers ? layers : n;
+}
+
+/* --out FILE.csv: raw samples only (the command's first form). */
+static bool vlcalib_csv_only(const char *out)
+{
+    size_t n = strlen(out);
+    return n >= 4 && !strcmp(out + n - 4, ".csv");
 }
 
 static int run_grid(const options *o, const preset_model *m, unsigned ops, FILE *out, FILE *err)
@@ -561,8 +680,14 @@ static int run_grid(const options *o, const preset_model *m, unsigned ops, FILE 
         return 2;
     }
     int status = 2;
-    out_file f = { 0 };
-    bool opened = false;
+    out_file f = { 0 }, yf = { 0 };
+    bool opened = false, yopened = false;
+    calf_file cal = { .version = CALF_VERSION };
+    char samples[4096] = "";
+    if (!vlcalib_csv_only(o->out)) {
+        R.cal = &cal;
+        calfile_samples_path(o->out, samples, sizeof samples);   /* checked in vlcalib_main */
+    }
     if (m->vision && (ops & (1u << OP_ENCODE | 1u << OP_REDUCE)) &&
         weights_vision_init(&R.wv, m->vision, WEIGHT_SEED,
                             choose_sets(weights_vision_set_floats(m->vision), m->vision->layers), msg, sizeof msg))
@@ -571,10 +696,15 @@ static int run_grid(const options *o, const preset_model *m, unsigned ops, FILE 
         weights_llm_init(&R.wl, m->llm, WEIGHT_SEED,
                          choose_sets(weights_llm_set_floats(m->llm), m->llm->layers), msg, sizeof msg))
         goto fail;
-    if (out_open(&f, o->out, msg, sizeof msg))
+    if (out_open(&f, R.cal ? samples : o->out, msg, sizeof msg))
         goto fail;
     opened = true;
     R.csv = f.f;
+    if (R.cal) {
+        if (out_open(&yf, o->out, msg, sizeof msg))
+            goto fail;
+        yopened = true;
+    }
 
     fprintf(out, "vlcalib: model %s, backend %s", m->name, o->backend);
     if (R.cu) {
@@ -598,15 +728,36 @@ static int run_grid(const options *o, const preset_model *m, unsigned ops, FILE 
                 "with every larger point of the op\n", o->cpu_budget, CPU_MEM_CAP / (1 << 30));
     fprintf(out, "%-8s %5s %6s %7s %5s %6s %9s %9s %9s %9s %9s %9s  (ms)\n", "op", "batch", "tok_in",
             "tok_out", "new", "cache", "p50", "p95", "p99", "mean", "sd", "min");
-    fprintf(R.csv, "op,model,backend,batch,tokens_in,tokens_out,new_tokens,cache_len,rep,ms\n");
+    fprintf(R.csv, R.cal ? CALFILE_SAMPLES_HEADER
+                         : "op,model,backend,batch,tokens_in,tokens_out,new_tokens,cache_len,rep,ms\n");
     for (int op = 0; op < OP_COUNT; op++)
         if ((ops & (1u << op)) && run_op(&R, op))
             goto done;
-    if (out_commit(&f, msg, sizeof msg)) {
-        opened = false;
-        goto fail;
+    if (R.cal) {
+        char comment[2048];
+        describe_device(&R, &cal);
+        int len = snprintf(comment, sizeof comment,
+                           "vlcalib calibration file (format: calib/README.md): %s timings of model %s,\n"
+                           "%d timed repetitions after %d warm-ups per point; raw samples in %s",
+                           R.cu ? "GPU (CUDA)" : "CPU", m->name, o->reps, HARNESS_MIN_WARMUPS,
+                           strrchr(samples, '/') ? strrchr(samples, '/') + 1 : samples);
+        if (o->note && len > 0 && (size_t)len < sizeof comment)
+            snprintf(comment + len, sizeof comment - (size_t)len, "\n%s", o->note);
+        if (calfile_write(yf.f, &cal, comment)) {
+            snprintf(msg, sizeof msg, "%s: write error", o->out);
+            goto fail;
+        }
     }
+    bool committed = !out_commit(&f, msg, sizeof msg);
     opened = false;
+    if (!committed)
+        goto fail;
+    if (R.cal) {
+        yopened = false;
+        if (out_commit(&yf, msg, sizeof msg))
+            goto fail;
+        fprintf(out, "wrote %s\n", samples);
+    }
     fprintf(out, "wrote %s\n", o->out);
     status = 0;
     goto done;
@@ -615,6 +766,9 @@ fail:
 done:
     if (opened)
         out_abort(&f);
+    if (yopened)
+        out_abort(&yf);
+    calf_free(&cal);
     weights_vision_free(&R.wv);
     weights_llm_free(&R.wl);
     cuda_llm_free(R.cl);
@@ -927,12 +1081,27 @@ int vlcalib_main(int argc, char **argv, FILE *out, FILE *err)
             return 2;
         }
     if (!o.out) {
-        fprintf(err, "vlcalib: --out FILE.csv is required\n");
+        fprintf(err, "vlcalib: --out FILE.yaml (or FILE.csv) is required\n");
         return 2;
     }
     if (out_check(o.out, o.force, msg, sizeof msg)) {
         fprintf(err, "vlcalib: %s\n", msg);
         return 2;
+    }
+    if (!vlcalib_csv_only(o.out)) {
+        char samples[4096];
+        if (!strcmp(o.out, "-")) {
+            fprintf(err, "vlcalib: --out - is only for FILE.csv output; a calibration file needs a name\n");
+            return 2;
+        }
+        if (calfile_samples_path(o.out, samples, sizeof samples)) {
+            fprintf(err, "vlcalib: --out name too long\n");
+            return 2;
+        }
+        if (out_check(samples, o.force, msg, sizeof msg)) {
+            fprintf(err, "vlcalib: %s\n", msg);
+            return 2;
+        }
     }
     return run_grid(&o, m, ops, out, err);
 }

@@ -3837,3 +3837,147 @@ Test(scenario, sweep_key_typo)
 {
     expect_error(SWEEP_BASE "swep: {fps: [10]}\n", "12:1: swep: ", "did you mean 'sweep'?");
 }
+
+/* -- service from a calibration file (calib: ...) -- */
+
+/* GPU_STAGE fills lines 1-6, so the service is on line 7 (or 8 after one
+ * more stage key): "    service: {calib: {file: " puts the calib key at
+ * column 15 and the file name at 29. The file resolves against DATA. */
+#define CALIB_FIXTURE "../../../calib/data/fixture-small.yaml"
+#define CALIB_SVC(rest) "    service: {calib: {file: " CALIB_FIXTURE ", " rest "}\n"
+
+Test(scenario, calib_encode_table)
+{
+    scenario_cfg c;
+    expect_ok(GPU_STAGE "    max_batch: 16\n" CALIB_SVC("op: encode, model: tiny}"), &c);
+    const stage_cfg *s = &c.stages[0];
+    cr_assert(s->has_table);
+    cr_expect(!s->table.by_tokens);
+    cr_assert_eq(s->table.n, 3);
+    const double b[] = { 1, 4, 16 }, ms[] = { 2, 5, 14 };   /* the fixture's p50s */
+    for (int i = 0; i < 3; i++) {
+        cr_expect_float_eq(s->table.batch[i], b[i], 1e-12);
+        cr_expect_float_eq(s->table.ms[i], ms[i], 1e-12);
+    }
+    cr_expect(!s->has_jitter);
+    cr_expect_eq(s->max_batch, 16);
+    cfg_free(&c);
+}
+
+Test(scenario, calib_sampling_fitted)
+{
+    scenario_cfg c;
+    expect_ok(GPU_STAGE CALIB_SVC("op: encode, model: tiny, sampling: fitted}"), &c);
+    const stage_cfg *s = &c.stages[0];
+    cr_assert(s->has_table && s->table.n == 3);
+    /* with sampling: fitted the table is the mean, so table x jitter keeps it */
+    cr_expect_float_eq(s->table.ms[0], 2.1, 1e-12);
+    cr_expect_float_eq(s->table.ms[2], 14.5, 1e-12);
+    cr_assert(s->has_jitter);
+    /* pooled sigma^2 = (0.01 + 0.04 + 0.04) / 3 = 0.03: cv = sqrt(e^0.03 - 1) */
+    cr_expect_float_eq(dist_mean(&s->jitter), 1.0, 1e-9);
+    cr_expect_float_eq(sqrt(dist_var(&s->jitter)), sqrt(expm1(0.03)), 1e-9);
+    cfg_free(&c);
+    /* the stage's own jitter wins; stat: p50 overrides the mean */
+    expect_ok(GPU_STAGE "    service: {calib: {file: " CALIB_FIXTURE ", op: encode, model: tiny, "
+              "sampling: fitted, stat: p50}, jitter: {dist: gamma, cv: 0.1}}\n", &c);
+    s = &c.stages[0];
+    cr_expect_float_eq(s->table.ms[0], 2, 1e-12);
+    cr_assert(s->has_jitter);
+    cr_expect_float_eq(sqrt(dist_var(&s->jitter)), 0.1, 1e-9);
+    cfg_free(&c);
+}
+
+Test(scenario, calib_prefill_by_tokens_and_decode_by_cache)
+{
+    scenario_cfg c;
+    expect_ok("duration_s: 10\n"
+              "workload: {arrival: poisson, rate_hz: 1}\n"
+              "cluster: {gpus: 1}\n"
+              "stages:\n"
+              "  - {name: encode, on: gpu, service: {dist: constant, ms: 1}, tokens_per_frame: 64}\n"
+              "  - name: llm_prefill\n"
+              "    on: gpu\n"
+              "    max_batch: 8\n"
+              "    service: {calib: {file: " CALIB_FIXTURE ", op: prefill, model: tiny}}\n"
+              "  - name: llm_decode\n"
+              "    on: gpu\n"
+              "    max_batch: 8\n"
+              "    response_tokens: 4\n"
+              "    service: {calib: {file: " CALIB_FIXTURE ", op: decode, model: tiny, cache_len: 128}}\n",
+              &c);
+    const stage_cfg *p = &c.stages[1], *d = &c.stages[2];
+    cr_assert(p->has_table && p->table.by_tokens && p->table.n == 3);
+    cr_expect(p->table.batch[0] == 16 && p->table.batch[2] == 256);
+    cr_expect(p->table.ms[0] == 4 && p->table.ms[1] == 9 && p->table.ms[2] == 9);   /* 8.5 raised */
+    cr_assert(d->has_table && !d->table.by_tokens && d->table.n == 2);
+    cr_expect(d->table.batch[1] == 8 && d->table.ms[0] == 1.5 && d->table.ms[1] == 3);
+    cfg_free(&c);
+}
+
+Test(scenario, calib_shipped_cpu_tiny)
+{
+    scenario_cfg c;
+    expect_ok(GPU_STAGE "    max_batch: 64\n"
+              "    service: {calib: {file: ../../../calib/data/cpu-tiny.yaml, op: encode, model: tiny}}\n",
+              &c);
+    const batch_table *t = &c.stages[0].table;
+    cr_assert_eq(t->n, 7);
+    cr_expect(t->batch[0] == 1 && t->batch[6] == 64);
+    for (int i = 1; i < t->n; i++)
+        cr_expect(t->ms[i] >= t->ms[i - 1] && t->ms[i] > 0);
+    cfg_free(&c);
+}
+
+Test(scenario, calib_missing_file)
+{
+    expect_error(GPU_STAGE "    service: {calib: {file: nope.yaml, op: encode, model: tiny}}\n",
+                 "7:15: stages[0].service.calib: ",
+                 "cannot open tests/data/scenario/nope.yaml: No such file or directory");
+}
+
+Test(scenario, calib_op_not_in_file)
+{
+    expect_error(GPU_STAGE CALIB_SVC("op: reduce, model: tiny}"),
+                 "7:15: stages[0].service.calib: ",
+                 "tests/data/scenario/" CALIB_FIXTURE " has no op reduce for model tiny (it has: "
+                 "encode tiny, prefill tiny, decode tiny)");
+}
+
+Test(scenario, calib_unknown_op_name)
+{
+    expect_error(GPU_STAGE CALIB_SVC("op: encod, model: tiny}"),
+                 "7:73: stages[0].service.calib.op: ", "did you mean 'encode'?");
+}
+
+Test(scenario, calib_unknown_model)
+{
+    expect_error(GPU_STAGE CALIB_SVC("op: encode, model: siglip-so400m-384}"),
+                 "7:15: stages[0].service.calib: ",
+                 "has no op encode for model siglip-so400m-384");
+}
+
+Test(scenario, calib_max_batch_beyond_grid)
+{
+    expect_error(GPU_STAGE "    max_batch: 64\n" CALIB_SVC("op: encode, model: tiny}"),
+                 "8:15: stages[0].service.calib: ",
+                 "max_batch 64 is beyond the calibration grid (largest batch 16) of "
+                 "tests/data/scenario/" CALIB_FIXTURE);
+}
+
+Test(scenario, calib_ambiguous_cache_len)
+{
+    expect_error(GPU_STAGE CALIB_SVC("op: decode, model: tiny}"),
+                 "7:15: stages[0].service.calib: ",
+                 "the decode points have several cache_len (16, 128); choose one with cache_len: N");
+}
+
+Test(scenario, calib_missing_key_and_misuse)
+{
+    expect_error(GPU_STAGE "    service: {calib: {file: x.yaml, model: tiny}}\n",
+                 "7:22: stages[0].service.calib: ", "missing required key 'op'");
+    expect_error(WITH_SERVICE("{calib: {file: x.yaml, op: encode, model: tiny}}"),
+                 "6:15: stages[0].service.calib: ", "applies only to on: gpu stages");
+    expect_error(GPU_STAGE CALIB_SVC("op: encode, model: tiny}, dist: constant"),
+                 "7:95: stages[0].service.dist: ", "does not apply with calib");
+}

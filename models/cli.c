@@ -107,27 +107,29 @@ static int bad_arg(const char *opt, const char *want, const char *got)
 
 /* ---- progress -------------------------------------------------------------- */
 
-typedef struct {
-    struct timespec t0;
-    bool on;
-} progress_state;
+void cli_progress_start(cli_progress *p, bool on, const char *what)
+{
+    p->on = on;
+    p->what = what;
+    clock_gettime(CLOCK_MONOTONIC, &p->t0);
+}
 
-static double since(const struct timespec *t0)
+double cli_progress_elapsed(const cli_progress *p)
 {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
+    return (double)(t.tv_sec - p->t0.tv_sec) + 1e-9 * (double)(t.tv_nsec - p->t0.tv_nsec);
 }
 
-static void progress(void *vp, int done, int total)
+void cli_progress_cb(void *vp, int done, int total)
 {
-    progress_state *p = vp;
+    cli_progress *p = vp;
     if (!p->on)
         return;
-    double el = since(&p->t0);
+    double el = cli_progress_elapsed(p), rate = el > 0 ? done / el : 0;
     double eta = done ? el * (total - done) / done : 0.0;
-    fprintf(stderr, "\rvlsim: replication %d/%d done, %.1f s elapsed, ETA %.1f s   ",
-            done, total, el, eta);
+    fprintf(stderr, "\rvlsim: %s %d/%d, %.2f/s, %.1f s elapsed, ETA %.1f s   ", p->what, done,
+            total, rate, el, eta);
     if (done == total)
         fputs("\r\033[K", stderr);
 }
@@ -289,16 +291,16 @@ static int cmd_run(int argc, char **argv)
     for (int k = 0; k < OUT_N; k++)
         if (a.out[k] && !strcmp(a.out[k], "-"))
             table = false;                     /* stdout belongs to the machine format */
-    progress_state ps = { .on = !a.quiet && isatty(STDERR_FILENO) };
-    clock_gettime(CLOCK_MONOTONIC, &ps.t0);
-    run_opts opts = { a.threads, progress, &ps };
+    cli_progress ps;
+    cli_progress_start(&ps, !a.quiet && isatty(STDERR_FILENO), "replications");
+    run_opts opts = { a.threads, cli_progress_cb, &ps };
     run_result res;
     if (run_scenario(&cfg, &opts, &res, err, sizeof err) != 0) {
         fprintf(stderr, "vlsim run: %s: %s\n", a.file, err);
         cfg_free(&cfg);
         return CLI_FAIL;
     }
-    double wall_s = since(&ps.t0);
+    double wall_s = cli_progress_elapsed(&ps);
     for (int k = 0; k < res.nwarnings; k++)
         fprintf(stderr, "vlsim: warning: %s\n", res.warnings[k]);
 

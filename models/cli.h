@@ -4,9 +4,26 @@
 #ifndef VL_CLI_H
 #define VL_CLI_H
 
+#include <stdbool.h>
+#include <time.h>
+
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_BAD_INPUT = 2 };
 
 int cli_main(int argc, char **argv);
+
+/* A progress line on stderr ("vlsim: points 3/10, 1.2/s, 4 s elapsed,
+ * ETA 6 s"), shown only when `on` (a terminal, not --quiet); the callback
+ * of run_scenario and sweep_run. */
+typedef struct {
+    struct timespec t0;
+    bool on;
+    const char *what;        /* "replications", "points" */
+} cli_progress;
+
+void cli_progress_start(cli_progress *p, bool on, const char *what);
+void cli_progress_cb(void *p, int done, int total);
+/* Seconds since the progress started. */
+double cli_progress_elapsed(const cli_progress *p);
 
 /* The sweep subcommands (cli_sweep.c); argv starts after the command name. */
 int cli_sweep(int argc, char **argv);

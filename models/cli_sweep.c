@@ -115,35 +115,9 @@ static int rc_of(int sweep_rc)
 
 /* ---- progress ------------------------------------------------------------------ */
 
-typedef struct {
-    struct timespec t0;
-    bool on;
-    const char *what;
-} progress_state;
-
-static double since(const struct timespec *t0)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)(t.tv_sec - t0->tv_sec) + 1e-9 * (double)(t.tv_nsec - t0->tv_nsec);
-}
-
-static void progress(void *vp, int done, int total)
-{
-    progress_state *p = vp;
-    if (!p->on)
-        return;
-    double el = since(&p->t0), rate = el > 0 ? done / el : 0;
-    double eta = done ? el * (total - done) / done : 0.0;
-    fprintf(stderr, "\rvlsim: %s %d/%d, %.2f/s, %.0f s elapsed, ETA %.0f s   ", p->what, done,
-            total, rate, el, eta);
-    if (done == total)
-        fputs("\r\033[K", stderr);
-}
-
 static void probe(void *vp, int gpus, int streams, bool feasible)
 {
-    progress_state *p = vp;
+    cli_progress *p = vp;
     if (p->on)
         fprintf(stderr, "vlsim: capacity: %d GPUs, %d streams: %s\n", gpus, streams,
                 feasible ? "meets the SLA" : "misses it");
@@ -229,9 +203,9 @@ int cli_sweep(int argc, char **argv)
     if (o.sample_seed == 0)
         o.sample_seed = 1;
     o.axes = axes;
-    progress_state ps = { .on = !quiet && isatty(STDERR_FILENO), .what = "points" };
-    clock_gettime(CLOCK_MONOTONIC, &ps.t0);
-    o.progress = progress;
+    cli_progress ps;
+    cli_progress_start(&ps, !quiet && isatty(STDERR_FILENO), "points");
+    o.progress = cli_progress_cb;
     o.pctx = &ps;
     sweep_summary sum;
     o.summary = &sum;
@@ -243,7 +217,7 @@ int cli_sweep(int argc, char **argv)
     }
     if (!quiet)
         printf("vlsim sweep: %d points (%d run, %d already done) in %.1f s -> %s/results.csv\n",
-               sum.npoints, sum.nrun, sum.nskipped, since(&ps.t0), o.out_dir);
+               sum.npoints, sum.nrun, sum.nskipped, cli_progress_elapsed(&ps), o.out_dir);
     return CLI_OK;
 }
 
@@ -306,7 +280,8 @@ int cli_capacity(int argc, char **argv)
                 !file ? "missing scenario FILE" : "missing --gpus LIST");
         return CLI_BAD_INPUT;
     }
-    progress_state ps = { .on = !quiet && isatty(STDERR_FILENO), .what = "probes" };
+    cli_progress ps;
+    cli_progress_start(&ps, !quiet && isatty(STDERR_FILENO), "probes");
     o.probe = probe;
     o.pctx = &ps;
     sweep_capacity_row rows[64];
@@ -320,6 +295,42 @@ int cli_capacity(int argc, char **argv)
     return CLI_OK;
 }
 
+/* The options frontier and plot share: --target, --max-drop-rate,
+ * --estimate. Returns 1 when argv[*i] is one of them (consumed, *i
+ * advanced past its value), 0 when it is not, or CLI_BAD_INPUT + 10 on a
+ * bad value (the message printed). */
+static int target_option(const char *cmd, int argc, char **argv, int *i, frontier_opts *o,
+                         frontier_target *targets, int *ntargets, int max)
+{
+    const char *a = argv[*i], *v = *i + 1 < argc ? argv[*i + 1] : NULL;
+    char err[512];
+    if (!strcmp(a, "--target")) {
+        if (!v || *ntargets == max)
+            return bad(cmd, a, "\"METRIC pNN <= MS\" (at most 16)", v) + 10;
+        if (frontier_target_parse(v, &targets[*ntargets], err, sizeof err) != 0) {
+            fprintf(stderr, "vlsim %s: --target: %s\n", cmd, err);
+            return CLI_BAD_INPUT + 10;
+        }
+        (*ntargets)++;
+        (*i)++;
+        return 1;
+    }
+    if (!strcmp(a, "--max-drop-rate")) {
+        char *end;
+        double x = v ? strtod(v, &end) : NAN;
+        if (!v || !*v || *end || !isfinite(x))
+            return bad(cmd, a, "a number", v) + 10;
+        o->max_drop_rate = x;
+        (*i)++;
+        return 1;
+    }
+    if (!strcmp(a, "--estimate")) {
+        o->use_ci = false;
+        return 1;
+    }
+    return 0;
+}
+
 /* ---- vlsim frontier ------------------------------------------------------------ */
 
 int cli_frontier(int argc, char **argv)
@@ -327,32 +338,17 @@ int cli_frontier(int argc, char **argv)
     frontier_opts o;
     frontier_opts_default(&o);
     frontier_target targets[16];
-    int ntargets = 0;
+    int ntargets = 0, opt;
     const char *file = NULL;
     char err[2048];
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(FRONTIER_USAGE, stdout);
             return CLI_OK;
-        } else if (!strcmp(a, "--target")) {
-            if (!v || ntargets == 16)
-                return bad("frontier", a, "\"METRIC pNN <= MS\" (at most 16)", v);
-            if (frontier_target_parse(v, &targets[ntargets], err, sizeof err) != 0) {
-                fprintf(stderr, "vlsim frontier: --target: %s\n", err);
-                return CLI_BAD_INPUT;
-            }
-            ntargets++;
-            i++;
-        } else if (!strcmp(a, "--max-drop-rate")) {
-            char *end;
-            double x = v ? strtod(v, &end) : NAN;
-            if (!v || !*v || *end || !isfinite(x))
-                return bad("frontier", a, "a number", v);
-            o.max_drop_rate = x;
-            i++;
-        } else if (!strcmp(a, "--estimate")) {
-            o.use_ci = false;
+        } else if ((opt = target_option("frontier", argc, argv, &i, &o, targets, &ntargets, 16))) {
+            if (opt > 1)
+                return opt - 10;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "vlsim frontier: unknown option %s (see vlsim frontier --help)\n", a);
             return CLI_BAD_INPUT;
@@ -413,32 +409,17 @@ int cli_plot(int argc, char **argv)
     plot_opts o;
     plot_opts_default(&o);
     frontier_target targets[16];
-    int ntargets = 0;
+    int ntargets = 0, opt;
     const char *dir = NULL;
     char err[2048], tbuf[4200];
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        const char *a = argv[i];
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(PLOT_USAGE, stdout);
             return CLI_OK;
-        } else if (!strcmp(a, "--target")) {
-            if (!v || ntargets == 16)
-                return bad("plot", a, "\"METRIC pNN <= MS\" (at most 16)", v);
-            if (frontier_target_parse(v, &targets[ntargets], err, sizeof err) != 0) {
-                fprintf(stderr, "vlsim plot: --target: %s\n", err);
-                return CLI_BAD_INPUT;
-            }
-            ntargets++;
-            i++;
-        } else if (!strcmp(a, "--max-drop-rate")) {
-            char *end;
-            double x = v ? strtod(v, &end) : NAN;
-            if (!v || !*v || *end || !isfinite(x))
-                return bad("plot", a, "a number", v);
-            o.fo.max_drop_rate = x;
-            i++;
-        } else if (!strcmp(a, "--estimate")) {
-            o.fo.use_ci = false;
+        } else if ((opt = target_option("plot", argc, argv, &i, &o.fo, targets, &ntargets, 16))) {
+            if (opt > 1)
+                return opt - 10;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "vlsim plot: unknown option %s (see vlsim plot --help)\n", a);
             return CLI_BAD_INPUT;

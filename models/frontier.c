@@ -4,6 +4,7 @@
  * a simulation, print on its own (the report goes to the FILE* it is
  * given), or keep global mutable state. */
 #include "models/frontier.h"
+#include "sim/slurp.h"
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
@@ -322,31 +323,12 @@ fail:
 int frontier_read(const char *path, frontier_table *t, char *err, size_t errlen)
 {
     memset(t, 0, sizeof *t);
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        fmt_err(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return -1;
-    }
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        n += fread(buf + n, 1, cap - n, f);
-        if (n < cap)
-            break;
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (!buf || bad) {
-        free(buf);
-        fmt_err(err, errlen, "%s: cannot read", path);
+    size_t n;
+    int e;
+    char *buf = slurp_file(path, 0, &n, &e);
+    if (!buf) {
+        fmt_err(err, errlen, "%s: cannot %s: %s", path,
+                e == ENOENT || e == EACCES || e == ENOTDIR ? "open" : "read", strerror(e));
         return -1;
     }
     int rc = frontier_parse(buf, n, path, t, err, errlen);

@@ -2,6 +2,7 @@
  * sweep's results.csv, as data files, gnuplot scripts made from the
  * templates in plots/, and PNG + SVG pictures drawn by gnuplot. See plot.h. */
 #include "models/plot.h"
+#include "sim/slurp.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <math.h>
@@ -186,25 +187,11 @@ static int write_atomic(const char *dir, const char *name, const char *textv, si
 
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    sbuf b = { 0 };
-    char chunk[4096];
-    size_t k;
-    while ((k = fread(chunk, 1, sizeof chunk, f)) > 0)
-        sb_add(&b, "%.*s", (int)k, chunk);
-    bool bad = ferror(f) || b.oom;
-    fclose(f);
-    if (bad) {
-        free(b.s);
-        errno = bad && b.oom ? ENOMEM : EIO;
-        return NULL;
-    }
-    if (!b.s)
-        b.s = calloc(1, 1);
-    *len = b.n;
-    return b.s;
+    int e;
+    char *s = slurp_file(path, 0, len, &e);
+    if (!s)
+        errno = e;
+    return s;
 }
 
 /* The template tdir/NAME.gp.in with every @KEY@ of keys replaced; other

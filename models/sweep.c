@@ -7,6 +7,7 @@
  * never print, exit, or write outside the sweep's directory, and it keeps no
  * global mutable state (the work queue's state lives on the caller's stack). */
 #include "models/sweep.h"
+#include "sim/slurp.h"
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
@@ -820,33 +821,8 @@ static int parse_point(const char *text, size_t len, point_rec *rec)
 
 static char *slurp(const char *path, size_t *len)
 {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap);
-    while (buf) {
-        size_t got = fread(buf + n, 1, cap - n, f);
-        n += got;
-        if (n < cap)
-            break;
-        char *nb = realloc(buf, cap * 2);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    bool bad = ferror(f);
-    fclose(f);
-    if (bad) {
-        free(buf);
-        return NULL;
-    }
-    *len = n;
-    return buf;
+    int e;
+    return slurp_file(path, 0, len, &e);
 }
 
 /* ---- the sweep -------------------------------------------------------------------- */

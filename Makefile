@@ -10,7 +10,8 @@
 CC      ?= cc
 SHELL   := /bin/bash
 PKGS    := gsl yaml-0.1
-DEBPKGS := libgsl-dev libyaml-dev libcriterion-dev libopenblas-dev gnuplot-nox pkg-config valgrind
+DEBPKGS := libgsl-dev libyaml-dev libcriterion-dev libopenblas-dev libavcodec-dev libavutil-dev \
+           gnuplot-nox pkg-config valgrind
 SCENARIO ?= scenarios/default.yaml
 
 WARN    := -Wall -Wextra -Werror -Wshadow -Wstrict-prototypes -Wmissing-prototypes
@@ -75,7 +76,7 @@ $(B)/tests/bench: $(BENCH_SRCS:%.c=$(B)/%.o) $(B)/libvlsim.a
 # Installs what is missing; prints the command when not root.
 deps:
 	@missing=""; \
-	for p in $(PKGS) criterion openblas; do pkg-config --exists $$p 2>/dev/null || missing=1; done; \
+	for p in $(PKGS) criterion openblas libavcodec libavutil; do pkg-config --exists $$p 2>/dev/null || missing=1; done; \
 	command -v gnuplot >/dev/null 2>&1 || missing=1; \
 	command -v valgrind >/dev/null 2>&1 || missing=1; \
 	command -v pkg-config >/dev/null 2>&1 || missing=1; \

@@ -31,9 +31,15 @@ $(A)/libvlcalib.a: $(CALIB_LIB_SRCS:%.c=$(A)/%.o)
 
 $(B)/calib/cpu.o $(A)/calib/cpu.o: BASEFLAGS += $(OPENBLAS_CFLAGS)
 
+# H.264 decode timing (decode_time.c): libavcodec with libx264, Debian's
+# libavcodec-dev and libavutil-dev.
+AV_CFLAGS := $(shell pkg-config --cflags libavcodec libavutil 2>/dev/null)
+AV_LIBS   := $(shell pkg-config --libs libavcodec libavutil 2>/dev/null || echo -lavcodec -lavutil)
+$(B)/calib/decode_time.o $(A)/calib/decode_time.o $(B)/calib/vlcalib_decode.o $(A)/calib/vlcalib_decode.o: BASEFLAGS += $(AV_CFLAGS)
+
 EXTRA_TEST_DEPS  += $(B)/calib/cuda_stub.o $(B)/libvlcalib.a
 EXTRA_ATEST_DEPS += $(A)/calib/cuda_stub.o $(A)/libvlcalib.a
-EXTRA_LDLIBS     += $(OPENBLAS_LIBS)
+EXTRA_LDLIBS     += $(OPENBLAS_LIBS) $(AV_LIBS)
 
 # vlcalib relinks when CUDA= changes: the flag file names the backend.
 VLCALIB_FLAG := $(B)/calib/.backend-$(if $(CUDA),cuda,cpu)
@@ -49,7 +55,7 @@ $(VLCALIB_FLAG):
 	@mkdir -p $(dir $@) && rm -f $(B)/calib/.backend-* && touch $@
 
 vlcalib: $(B)/calib/vlcalib.o $(VLCALIB_BACKEND) $(B)/libvlcalib.a $(B)/libvlsim.a $(VLCALIB_FLAG)
-	$(CC) $(CFLAGS) -o $@ $(filter-out $(VLCALIB_FLAG),$^) $(OPENBLAS_LIBS) $(VLCALIB_BACKEND_LIBS) $(LDLIBS)
+	$(CC) $(CFLAGS) -o $@ $(filter-out $(VLCALIB_FLAG),$^) $(OPENBLAS_LIBS) $(AV_LIBS) $(VLCALIB_BACKEND_LIBS) $(LDLIBS)
 
 $(CUDA_OBJ): calib/cuda_ops.cu calib/cuda_ops.h calib/harness.h calib/weights.h calib/presets.h calib/tome.h
 	@if [ -z "$(NVCC)" ]; then echo "calib: nvcc not found; install the CUDA toolkit or set NVCC=" >&2; exit 1; fi

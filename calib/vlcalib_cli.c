@@ -6,6 +6,7 @@
  *   vlcalib --backend cpu|cuda --model PRESET --out calib/data/NAME.yaml [--reps N] ...
  *   vlcalib --backend cpu|cuda --model PRESET --out FILE.csv [--reps N] ...
  *   vlcalib --backend cpu|cuda --check
+ *   vlcalib import --trace FILE.csv | --prom FILE.prom --out NAME.yaml [--scenario-out S.yaml] ...
  *
  * Reading order: options, the grid, the CPU and CUDA runners of one grid
  * point, the run over the grid, the check, vlcalib_main. Every output is
@@ -13,7 +14,9 @@
  * --force; the calibration file format is calib/calfile.h. This file must never time anything itself
  * (harness.h and cuda_time do), never keep global mutable state, and never
  * exit(): every error returns status 2 with a message on `err`. */
+#include "calib/decode_time.h"
 #include "calib/vlcalib.h"
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -25,6 +28,7 @@
 #include "calib/cpu.h"
 #include "calib/cuda_ops.h"
 #include "calib/harness.h"
+#include "calib/import.h"
 #include "calib/presets.h"
 #include "calib/ref.h"
 #include "calib/weights.h"
@@ -91,6 +95,10 @@ static void usage(FILE *f)
         "0,64,512 (tiny) or 16,64,256,1024 x 0,1024,4096,16384; decode batch 1..64 x\n"
         "cache 16,128,1024 (tiny) or 512,2048,8192. On the CPU, points over the budget\n"
         "or over %.0f GiB of memory are skipped and listed.\n"
+        "\n"
+        "       vlcalib import --trace FILE | --prom FILE --out NAME.yaml [options]\n"
+        "Turns production timings into a calibration file and a scenario stages:\n"
+        "fragment (see vlcalib import --help).\n"
         "Exit status: 0 done, 1 --check over tolerance, 2 error.\n",
         HARNESS_DEFAULT_REPS, HARNESS_MIN_WARMUPS, NBUF, CPU_MEM_CAP / (1 << 30));
 }
@@ -1022,12 +1030,236 @@ static int run_check(const options *o, FILE *out, FILE *err)
     return k.failures ? 1 : 0;
 }
 
+/* ---- vlcalib import ---- */
+
+static void import_usage(FILE *f)
+{
+    fprintf(f,
+        "usage: vlcalib import --trace FILE.csv --out NAME.yaml [--scenario-out S.yaml] [--model M] [--force]\n"
+        "       vlcalib import --prom FILE.prom --out NAME.yaml [--scenario-out S.yaml] [--model M] [--force]\n"
+        "\n"
+        "--trace: a per-frame stage trace, CSV with the header frame_id,stage,ms; each\n"
+        "  stage's times become an empirical distribution: one samples file per stage,\n"
+        "  STEM.STAGE.ms.txt (one value in ms per line) beside the fragment (or beside\n"
+        "  --out), the calibration file NAME.yaml and the raw samples NAME.samples.csv.\n"
+        "--prom: a Prometheus text exposition; every NAME_bucket{stage=\"X\",le=\"B\"} N\n"
+        "  histogram (cumulative counts with +Inf; le in seconds for *_seconds, else ms)\n"
+        "  becomes a mixture of uniform parts, one per non-empty bucket; the +Inf bucket\n"
+        "  becomes a uniform from the last finite edge to twice it (with a warning).\n"
+        "\n"
+        "  --out NAME.yaml      the calibration file: an op per stage (op = stage name,\n"
+        "                       model = --model, default \"import\"), backend import\n"
+        "  --scenario-out S     write the stages: fragment to S instead of standard output\n"
+        "  --model M            the model field of the calibration file's ops\n"
+        "  --force              replace existing outputs\n"
+        "Every output is written atomically. Exit status: 0 done, 2 bad input or usage.\n");
+}
+
+/* NAME.yaml / NAME.yml / NAME -> NAME into buf. */
+static void path_stem(const char *path, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s", path);
+    size_t n = strlen(buf);
+    if (n > 5 && !strcmp(buf + n - 5, ".yaml"))
+        buf[n - 5] = '\0';
+    else if (n > 4 && !strcmp(buf + n - 4, ".yml"))
+        buf[n - 4] = '\0';
+}
+
+/* Write via out_file; 0, or -1 with a message. */
+typedef int (*import_writer)(FILE *f, const void *arg, int i);
+
+static int import_write_file(const char *path, import_writer w, const void *arg, int i, char *msg, size_t n)
+{
+    out_file of;
+    if (out_open(&of, path, msg, n))
+        return -1;
+    if (w(of.f, arg, i)) {
+        out_abort(&of);
+        snprintf(msg, n, "%.900s: write error", path);
+        return -1;
+    }
+    return out_commit(&of, msg, n);
+}
+
+typedef struct {
+    const import_trace *t;
+    const import_prom *p;
+    const char *source, *model;
+    char (*files)[4096];
+} import_job;
+
+static int w_samples(FILE *f, const void *a, int i) { return import_samples_write(f, &((const import_job *)a)->t->stages[i]); }
+static int w_csv(FILE *f, const void *a, int i)
+{
+    (void)i;
+    const import_job *j = a;
+    return import_trace_samples_csv(f, j->t, j->model);
+}
+static int w_fragment(FILE *f, const void *a, int i)
+{
+    (void)i;
+    const import_job *j = a;
+    if (j->p)
+        return import_prom_fragment(f, j->p, j->source);
+    const char **names = malloc((size_t)(j->t->nstages > 0 ? j->t->nstages : 1) * sizeof *names);
+    if (!names)
+        return -1;
+    for (int k = 0; k < j->t->nstages; k++)
+        names[k] = j->files[k];
+    int rc = import_trace_fragment(f, j->t, j->source, names);
+    free(names);
+    return rc;
+}
+
+static int import_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    const char *trace = NULL, *prom = NULL, *yaml = NULL, *scen = NULL, *model = "import";
+    bool force = false;
+    char msg[1024];
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            import_usage(out);
+            return 0;
+        }
+        if (!strcmp(a, "--force")) {
+            force = true;
+            continue;
+        }
+        const char **dst = !strcmp(a, "--trace") ? &trace : !strcmp(a, "--prom") ? &prom :
+                           !strcmp(a, "--out") ? &yaml : !strcmp(a, "--scenario-out") ? &scen :
+                           !strcmp(a, "--model") ? &model : NULL;
+        if (!dst) {
+            fprintf(err, "vlcalib import: unknown option '%s' (see vlcalib import --help)\n", a);
+            return 2;
+        }
+        if (!v) {
+            fprintf(err, "vlcalib import: %s needs a value\n", a);
+            return 2;
+        }
+        *dst = v;
+        i++;
+    }
+    if (!trace == !prom) {
+        fprintf(err, "vlcalib import: give one of --trace FILE or --prom FILE (see vlcalib import --help)\n");
+        return 2;
+    }
+    if (!yaml || !strcmp(yaml, "-")) {
+        fprintf(err, "vlcalib import: --out NAME.yaml (the calibration file) is required\n");
+        return 2;
+    }
+    if (!*model || strlen(model) >= CALF_STR) {
+        fprintf(err, "vlcalib import: --model must be 1 to %d characters\n", CALF_STR - 1);
+        return 2;
+    }
+    const char *src = trace ? trace : prom;
+    FILE *in = fopen(src, "r");
+    if (!in) {
+        fprintf(err, "vlcalib import: cannot open %s: %s\n", src, strerror(errno));
+        return 2;
+    }
+    import_trace t = { 0 };
+    import_prom p = { 0 };
+    calf_file cal = { 0 };
+    char (*files)[4096] = NULL;
+    int status = 2, rc = trace ? import_trace_read(in, src, &t, msg, sizeof msg)
+                               : import_prom_read(in, src, &p, msg, sizeof msg);
+    fclose(in);
+    if (rc)
+        goto fail;
+    if (trace ? import_trace_calfile(&t, model, &cal, msg, sizeof msg)
+              : import_prom_calfile(&p, model, &cal, msg, sizeof msg))
+        goto fail;
+    /* every destination is checked before anything is written */
+    char samples[4096], stem[4096];
+    if (out_check(yaml, force, msg, sizeof msg) || (scen && strcmp(scen, "-") && out_check(scen, force, msg, sizeof msg)))
+        goto fail;
+    if (trace) {
+        if (calfile_samples_path(yaml, samples, sizeof samples)) {
+            snprintf(msg, sizeof msg, "--out name too long");
+            goto fail;
+        }
+        if (out_check(samples, force, msg, sizeof msg))
+            goto fail;
+        bool beside_scen = scen && strcmp(scen, "-");
+        path_stem(beside_scen ? scen : yaml, stem, sizeof stem);
+        if (!(files = calloc((size_t)t.nstages, sizeof *files))) {
+            snprintf(msg, sizeof msg, "out of memory");
+            goto fail;
+        }
+        for (int i = 0; i < t.nstages; i++) {
+            int len = snprintf(files[i], sizeof files[i], "%s.%s.ms.txt", stem, t.stages[i].name);
+            if (len < 0 || (size_t)len >= sizeof files[i]) {
+                snprintf(msg, sizeof msg, "output name too long");
+                goto fail;
+            }
+            if (out_check(files[i], force, msg, sizeof msg))
+                goto fail;
+        }
+    }
+    import_job job = { trace ? &t : NULL, prom ? &p : NULL, src, model, files };
+    char comment[4096];
+    snprintf(comment, sizeof comment,
+             "vlcalib import (format: calib/README.md, \"Import from production\"): %s,\n"
+             "one op per stage (op = stage name, one point at batch 1)%s",
+             src, trace ? "; raw samples beside this file" :
+                          "; statistics of the histogram's piecewise-uniform distribution");
+    if (calfile_save(yaml, &cal, comment, force, msg, sizeof msg))
+        goto fail;
+    fprintf(err, "vlcalib import: wrote %s\n", yaml);
+    if (trace) {
+        if (import_write_file(samples, w_csv, &job, 0, msg, sizeof msg))
+            goto fail;
+        fprintf(err, "vlcalib import: wrote %s\n", samples);
+        for (int i = 0; i < t.nstages; i++) {
+            if (import_write_file(files[i], w_samples, &job, i, msg, sizeof msg))
+                goto fail;
+            fprintf(err, "vlcalib import: wrote %s (%zu samples of stage %s)\n", files[i], t.stages[i].n,
+                    t.stages[i].name);
+        }
+        /* beside the fragment: its sample files by their base names */
+        if (scen && strcmp(scen, "-"))
+            for (int i = 0; i < t.nstages; i++) {
+                const char *b = strrchr(files[i], '/');
+                if (b)
+                    memmove(files[i], b + 1, strlen(b + 1) + 1);
+            }
+    } else {
+        for (int i = 0; i < p.nstages; i++)
+            for (int k = 0; k < p.stages[i].nwarn; k++)
+                fprintf(err, "vlcalib import: warning: %s\n", p.stages[i].warn[k]);
+    }
+    if (scen && strcmp(scen, "-")) {
+        if (import_write_file(scen, w_fragment, &job, 0, msg, sizeof msg))
+            goto fail;
+        fprintf(err, "vlcalib import: wrote %s\n", scen);
+    } else if (w_fragment(out, &job, 0)) {
+        snprintf(msg, sizeof msg, "write error on standard output");
+        goto fail;
+    }
+    status = 0;
+    goto done;
+fail:
+    fprintf(err, "vlcalib import: %s\n", msg);
+done:
+    free(files);
+    calf_free(&cal);
+    import_trace_free(&t);
+    import_prom_free(&p);
+    return status;
+}
+
 /* ---- main ---- */
 
 int vlcalib_main(int argc, char **argv, FILE *out, FILE *err)
 {
     options o;
     char msg[512];
+    if (argc >= 2 && !strcmp(argv[1], "import"))
+        return import_main(argc - 1, argv + 1, out, err);
+    if (argc >= 2 && !strcmp(argv[1], "decode"))
+        return vlcalib_decode_main(argc - 1, argv + 1, out, err);
     if (parse_args(argc, argv, &o, msg, sizeof msg)) {
         fprintf(err, "vlcalib: %s (see vlcalib --help)\n", msg);
         return 2;

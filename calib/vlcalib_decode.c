@@ -1,0 +1,281 @@
+/* vlcalib_decode.c — `vlcalib decode`: time the decode of a synthetic clip
+ * frame by frame (calib/decode_time.h) and report per frame type (I / P / B).
+ *
+ *   vlcalib decode [--codec h264|mpeg4] [--resolution WxH] [--fps N] [--gop N]
+ *                  [--bframes N] [--frames N] [--passes N] [--crf N] [--seed N]
+ *                  [--out F.yaml [--force]]
+ *
+ * With --out F.yaml it writes, each atomically (sim/out.h) and none over an
+ * existing file without --force: F.yaml, a short YAML summary (format:
+ * calib/README.md, "Decode timing"), and beside it F.I.samples,
+ * F.P.samples, F.B.samples, the samples of each type that occurred, one
+ * value in ms per line — the empirical sample list a scenario's
+ * `{dist: empirical, file: ...}` reads. The calibration file writer
+ * (calfile.h) is not used: its points are keyed by batch and token shapes,
+ * which a video frame does not have. */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <libavcodec/avcodec.h>
+
+#include "calib/calfile.h"
+#include "calib/decode_time.h"
+#include "sim/out.h"
+
+#define PATH_LEN 4096
+
+typedef struct {
+    dect_params p;
+    const char *out;
+    bool force, help;
+} dec_opts;
+
+static void dec_usage(FILE *f)
+{
+    fprintf(f,
+            "usage: vlcalib decode [--codec h264|mpeg4] [--resolution WxH] [--fps N] [--gop N]\n"
+            "                      [--bframes N] [--frames N] [--passes N] [--crf N] [--seed N]\n"
+            "                      [--out F.yaml [--force]]\n"
+            "Encode a synthetic clip in memory (h264: libx264, preset veryfast), decode it with\n"
+            "libavcodec on one thread after an untimed warm-up pass, and time every frame.\n"
+            "Defaults: h264 1280x720, 30 fps, GOP 30, 2 B-frames, 300 frames, 1 pass, CRF 23.\n"
+            "--out F.yaml also writes F.I.samples, F.P.samples, F.B.samples (ms, one per line).\n");
+}
+
+static int parse_int(const char *s, int *v)
+{
+    char *end;
+    long x = strtol(s, &end, 10);
+    if (end == s || *end || x < -1000000000L || x > 1000000000L)
+        return -1;
+    *v = (int)x;
+    return 0;
+}
+
+static int parse_opts(int argc, char **argv, dec_opts *o, char *msg, size_t len)
+{
+    memset(o, 0, sizeof *o);
+    dect_params_default(&o->p);
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) { o->help = true; continue; }
+        if (!strcmp(a, "--force")) { o->force = true; continue; }
+        static const char *const takes[] = {"--codec", "--resolution", "--fps", "--gop", "--bframes",
+                                            "--frames", "--passes", "--crf", "--seed", "--out", NULL};
+        int k = 0;
+        while (takes[k] && strcmp(a, takes[k]))
+            k++;
+        if (!takes[k]) {
+            snprintf(msg, len, "unknown option %s", a);
+            return -1;
+        }
+        if (i + 1 >= argc) {
+            snprintf(msg, len, "%s needs a value", a);
+            return -1;
+        }
+        const char *v = argv[++i];
+        int x = 0, bad = 0;
+        if (!strcmp(a, "--codec")) {
+            if (strlen(v) >= sizeof o->p.codec) {
+                snprintf(msg, len, "codec \"%s\": must be h264 or mpeg4", v);
+                return -1;
+            }
+            snprintf(o->p.codec, sizeof o->p.codec, "%s", v);
+        } else if (!strcmp(a, "--resolution")) {
+            if (dect_parse_resolution(v, &o->p.width, &o->p.height)) {
+                snprintf(msg, len, "--resolution \"%s\": expected WxH, e.g. 1280x720", v);
+                return -1;
+            }
+        } else if (!strcmp(a, "--out")) {
+            o->out = v;
+        } else if ((bad = parse_int(v, &x)) == 0) {
+            if (!strcmp(a, "--fps")) o->p.fps = x;
+            else if (!strcmp(a, "--gop")) o->p.gop = x;
+            else if (!strcmp(a, "--bframes")) o->p.bframes = x;
+            else if (!strcmp(a, "--frames")) o->p.frames = x;
+            else if (!strcmp(a, "--passes")) o->p.passes = x;
+            else if (!strcmp(a, "--crf")) o->p.crf = x;
+            else if (x < 0) bad = 1;
+            else o->p.seed = (unsigned)x;
+        }
+        if (bad) {
+            snprintf(msg, len, "%s \"%s\": not an integer", a, v);
+            return -1;
+        }
+    }
+    if (o->p.crf == 23 && !strcmp(o->p.codec, "mpeg4"))
+        o->p.crf = 4;   /* the h264 default is no qscale: a fair MPEG-4 quality instead */
+    return 0;
+}
+
+/* F.yaml (or .yml, or any name) -> F.<type>.samples. */
+static int samples_path(const char *yaml, dect_type t, char *buf, size_t size)
+{
+    size_t n = strlen(yaml);
+    if (n >= 5 && !strcmp(yaml + n - 5, ".yaml"))
+        n -= 5;
+    else if (n >= 4 && !strcmp(yaml + n - 4, ".yml"))
+        n -= 4;
+    int w = snprintf(buf, size, "%.*s.%s.samples", (int)n, yaml, dect_type_name(t));
+    return w < 0 || (size_t)w >= size ? -1 : 0;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *s = strrchr(path, '/');
+    return s ? s + 1 : path;
+}
+
+static void write_table(FILE *f, const dect_params *p, const dect_result *r)
+{
+    fprintf(f, "decode %s %dx%d, %d fps, GOP %d, %d B-frames: %d frames x %d pass%s, %.1f kB, encoded by %s in %.2f s\n",
+            p->codec, p->width, p->height, p->fps, p->gop, p->bframes, r->frames, p->passes,
+            p->passes == 1 ? "" : "es", (double)r->bytes / 1e3, r->encoder, r->encode_s);
+    fprintf(f, "%-4s %6s %10s %10s %10s %10s %10s %10s %10s\n", "type", "n", "p50_ms", "p95_ms",
+            "p99_ms", "mean_ms", "sd_ms", "min_ms", "max_ms");
+    for (int t = 0; t < DECT_NTYPES; t++) {
+        const harness_result *h = &r->type[t];
+        if (h->n == 0) {
+            fprintf(f, "%-4s %6d %10s\n", dect_type_name((dect_type)t), 0, "-");
+            continue;
+        }
+        fprintf(f, "%-4s %6d %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f %10.3f\n",
+                dect_type_name((dect_type)t), h->n, h->p50, h->p95, h->p99, h->mean, h->sd, h->min,
+                h->max);
+    }
+    if (r->other)
+        fprintf(f, "(%d frames per pass of another picture type, not counted)\n", r->other);
+}
+
+static int write_yaml(FILE *f, const dect_params *p, const dect_result *r, const char *yaml_path)
+{
+    char date[64], sp[PATH_LEN];
+    calfile_now_utc(date, sizeof date);
+    fprintf(f, "# vlcalib decode: per-frame video decode times on the CPU (format: calib/README.md,\n"
+               "# \"Decode timing\"); synthetic clip, libavcodec decoder on one thread.\n");
+    fprintf(f, "vlcalib_decode: 1\n");
+    fprintf(f, "op: decode\n");
+    fprintf(f, "codec: %s\n", p->codec);
+    fprintf(f, "encoder: \"%s (%s %d)\"\n", r->encoder, strcmp(p->codec, "h264") ? "qscale" : "preset veryfast, crf", p->crf);
+    unsigned v = avcodec_version();
+    fprintf(f, "decoder: \"libavcodec %u.%u.%u, 1 thread\"\n", v >> 16, (v >> 8) & 0xffu, v & 0xffu);
+    fprintf(f, "resolution: %dx%d\n", p->width, p->height);
+    fprintf(f, "fps: %d\ngop: %d\nbframes: %d\nframes: %d\npasses: %d\nseed: %u\n", p->fps, p->gop,
+            p->bframes, r->frames, p->passes, p->seed);
+    fprintf(f, "bytes: %zu\n", r->bytes);
+    fprintf(f, "date: \"%s\"\n", date);
+    fprintf(f, "types:\n");
+    for (int t = 0; t < DECT_NTYPES; t++) {
+        const harness_result *h = &r->type[t];
+        if (h->n == 0)
+            continue;
+        if (samples_path(yaml_path, (dect_type)t, sp, sizeof sp))
+            return -1;
+        fprintf(f,
+                "  %s: {n: %d, p50_ms: %.6f, p95_ms: %.6f, p99_ms: %.6f, mean_ms: %.6f, sd_ms: %.6f,\n"
+                "      min_ms: %.6f, max_ms: %.6f, samples: \"%s\"}\n",
+                dect_type_name((dect_type)t), h->n, h->p50, h->p95, h->p99, h->mean, h->sd, h->min,
+                h->max, base_name(sp));
+    }
+    return ferror(f) ? -1 : 0;
+}
+
+static int write_samples(FILE *f, const dect_params *p, const harness_result *h, dect_type t)
+{
+    fprintf(f, "# vlcalib decode: %s-frame decode times (ms), %s %dx%d GOP %d, %d B-frames, display order, pass after pass\n",
+            dect_type_name(t), p->codec, p->width, p->height, p->gop, p->bframes);
+    for (int i = 0; i < h->n; i++)
+        fprintf(f, "%.6f\n", h->samples[i]);
+    return ferror(f) ? -1 : 0;
+}
+
+/* Write every output; all are checked first, and none is left half written. */
+static int write_outputs(const dec_opts *o, const dect_result *r, char *msg, size_t len)
+{
+    char sp[PATH_LEN];
+    out_file of;
+    memset(&of, 0, sizeof of);
+    if (out_open(&of, o->out, msg, len))
+        return -1;
+    if (write_yaml(of.f, &o->p, r, o->out)) {
+        out_abort(&of);
+        snprintf(msg, len, "%s: write error", o->out);
+        return -1;
+    }
+    if (out_commit(&of, msg, len))
+        return -1;
+    for (int t = 0; t < DECT_NTYPES; t++) {
+        if (r->type[t].n == 0)
+            continue;
+        samples_path(o->out, (dect_type)t, sp, sizeof sp);   /* checked before the run */
+        memset(&of, 0, sizeof of);
+        if (out_open(&of, sp, msg, len))
+            return -1;
+        if (write_samples(of.f, &o->p, &r->type[t], (dect_type)t)) {
+            out_abort(&of);
+            snprintf(msg, len, "%s: write error", sp);
+            return -1;
+        }
+        if (out_commit(&of, msg, len))
+            return -1;
+    }
+    return 0;
+}
+
+int vlcalib_decode_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    dec_opts o;
+    char msg[PATH_LEN + 256];
+    if (parse_opts(argc, argv, &o, msg, sizeof msg)) {
+        fprintf(err, "vlcalib decode: %s (see vlcalib decode --help)\n", msg);
+        return 2;
+    }
+    if (o.help) {
+        dec_usage(out);
+        return 0;
+    }
+    if (dect_check(&o.p, msg, sizeof msg)) {
+        fprintf(err, "vlcalib decode: %s\n", msg);
+        return 2;
+    }
+    if (o.out) {
+        if (!strcmp(o.out, "-")) {
+            fprintf(err, "vlcalib decode: --out needs a file name (it writes sample files beside it)\n");
+            return 2;
+        }
+        char sp[PATH_LEN];
+        if (out_check(o.out, o.force, msg, sizeof msg)) {
+            fprintf(err, "vlcalib decode: %s\n", msg);
+            return 2;
+        }
+        for (int t = 0; t < DECT_NTYPES; t++) {
+            if (samples_path(o.out, (dect_type)t, sp, sizeof sp)) {
+                fprintf(err, "vlcalib decode: --out %s: name too long\n", o.out);
+                return 2;
+            }
+            if (out_check(sp, o.force, msg, sizeof msg)) {
+                fprintf(err, "vlcalib decode: %s\n", msg);
+                return 2;
+            }
+        }
+    }
+    dect_result r;
+    if (dect_run(&o.p, &r, msg, sizeof msg)) {
+        fprintf(err, "vlcalib decode: %s\n", msg);
+        return 2;
+    }
+    write_table(out, &o.p, &r);
+    int rc = 0;
+    if (o.out) {
+        if (write_outputs(&o, &r, msg, sizeof msg)) {
+            fprintf(err, "vlcalib decode: %s\n", msg);
+            rc = 2;
+        } else {
+            fprintf(out, "wrote %s and its samples files\n", o.out);
+        }
+    }
+    dect_result_free(&r);
+    return rc;
+}

@@ -99,6 +99,10 @@ static void usage(FILE *f)
         "       vlcalib import --trace FILE | --prom FILE --out NAME.yaml [options]\n"
         "Turns production timings into a calibration file and a scenario stages:\n"
         "fragment (see vlcalib import --help).\n"
+        "\n"
+        "       vlcalib decode --codec h264 --resolution WxH --fps N --gop N --bframes N [options]\n"
+        "Times H.264 decoding (libavcodec) of a clip made at run time, per frame type\n"
+        "I / P / B (see vlcalib decode --help).\n"
         "Exit status: 0 done, 1 --check over tolerance, 2 error.\n",
         HARNESS_DEFAULT_REPS, HARNESS_MIN_WARMUPS, NBUF, CPU_MEM_CAP / (1 << 30));
 }

@@ -150,10 +150,21 @@ int calfile_write(FILE *out, const calf_file *f, const char *comment)
         put_str(out, o->model);
         fputs("\n    dtype: ", out);
         put_str(out, o->dtype);
+        if (o->codec[0]) {
+            fputs("\n    codec: ", out);
+            put_str(out, o->codec);
+        }
+        if (o->resolution[0]) {
+            fputs("\n    resolution: ", out);
+            put_str(out, o->resolution);
+        }
         fputs("\n    points:\n", out);
         for (int j = 0; j < o->npoints; j++) {
             const calf_point *p = &o->points[j];
-            fprintf(out, "      - {batch: %d, tokens_in: %d, tokens_out: %d, new_tokens: %d, cache_len: %d, n: %d",
+            fputs("      - {", out);
+            if (p->frame_type[0])
+                fprintf(out, "frame_type: %s, ", p->frame_type);
+            fprintf(out, "batch: %d, tokens_in: %d, tokens_out: %d, new_tokens: %d, cache_len: %d, n: %d",
                     p->batch, p->tokens_in, p->tokens_out, p->new_tokens, p->cache_len, p->n);
             put_kv_num(out, ", ", "p50_ms", p->p50_ms);
             put_kv_num(out, ", ", "p95_ms", p->p95_ms);
@@ -187,12 +198,7 @@ int calfile_save(const char *path, const calf_file *f, const char *comment, bool
 
 int calfile_samples_path(const char *yaml_path, char *buf, size_t size)
 {
-    size_t len = strlen(yaml_path);
-    const char *slash = strrchr(yaml_path, '/'), *dot = strrchr(yaml_path, '.');
-    if (dot && (!slash || dot > slash + 1) && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml")))
-        len = (size_t)(dot - yaml_path);
-    int n = snprintf(buf, size, "%.*s.samples.csv", (int)len, yaml_path);
-    return n < 0 || (size_t)n >= size ? -1 : 0;
+    return calf_samples_path(yaml_path, buf, size);
 }
 
 void calfile_now_utc(char *buf, size_t size)

@@ -6,17 +6,17 @@
  *                  [--out F.yaml [--force]]
  *
  * With --out F.yaml it writes, each atomically (sim/out.h) and none over an
- * existing file without --force: F.yaml, a short YAML summary (format:
- * calib/README.md, "Decode timing"), and beside it F.I.samples,
- * F.P.samples, F.B.samples, the samples of each type that occurred, one
- * value in ms per line — the empirical sample list a scenario's
- * `{dist: empirical, file: ...}` reads. The calibration file writer
- * (calfile.h) is not used: its points are keyed by batch and token shapes,
- * which a video frame does not have. */
+ * existing file without --force: F.yaml, a calibration file (calfile.h;
+ * format: calib/README.md) with one op decode_video and one point per frame
+ * type (frame_type I | P | B), F.samples.csv beside it (the raw samples,
+ * with a frame_type column), and F.I.samples, F.P.samples, F.B.samples,
+ * the samples of each type that occurred, one value in ms per line — the
+ * empirical sample list a scenario's `{dist: empirical, file: ...}` reads. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <libavcodec/avcodec.h>
 
@@ -41,7 +41,8 @@ static void dec_usage(FILE *f)
             "Encode a synthetic clip in memory (h264: libx264, preset veryfast), decode it with\n"
             "libavcodec on one thread after an untimed warm-up pass, and time every frame.\n"
             "Defaults: h264 1280x720, 30 fps, GOP 30, 2 B-frames, 300 frames, 1 pass, CRF 23.\n"
-            "--out F.yaml also writes F.I.samples, F.P.samples, F.B.samples (ms, one per line).\n");
+            "--out F.yaml writes a calibration file (op decode_video), F.samples.csv and\n"
+            "F.I.samples, F.P.samples, F.B.samples (ms, one per line).\n");
 }
 
 static int parse_int(const char *s, int *v)
@@ -122,12 +123,6 @@ static int samples_path(const char *yaml, dect_type t, char *buf, size_t size)
     return w < 0 || (size_t)w >= size ? -1 : 0;
 }
 
-static const char *base_name(const char *path)
-{
-    const char *s = strrchr(path, '/');
-    return s ? s + 1 : path;
-}
-
 static void write_table(FILE *f, const dect_params *p, const dect_result *r)
 {
     fprintf(f, "decode %s %dx%d, %d fps, GOP %d, %d B-frames: %d frames x %d pass%s, %.1f kB, encoded by %s in %.2f s\n",
@@ -149,36 +144,78 @@ static void write_table(FILE *f, const dect_params *p, const dect_result *r)
         fprintf(f, "(%d frames per pass of another picture type, not counted)\n", r->other);
 }
 
-static int write_yaml(FILE *f, const dect_params *p, const dect_result *r, const char *yaml_path)
+static void cpu_name(char *buf, size_t size)
 {
-    char date[64], sp[PATH_LEN];
-    calfile_now_utc(date, sizeof date);
-    fprintf(f, "# vlcalib decode: per-frame video decode times on the CPU (format: calib/README.md,\n"
-               "# \"Decode timing\"); synthetic clip, libavcodec decoder on one thread.\n");
-    fprintf(f, "vlcalib_decode: 1\n");
-    fprintf(f, "op: decode\n");
-    fprintf(f, "codec: %s\n", p->codec);
-    fprintf(f, "encoder: \"%s (%s %d)\"\n", r->encoder, strcmp(p->codec, "h264") ? "qscale" : "preset veryfast, crf", p->crf);
+    char line[512];
+    snprintf(buf, size, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            const char *v = strchr(line, ':') + 1;
+            while (*v == ' ' || *v == '\t')
+                v++;
+            snprintf(buf, size, "%.*s", (int)strcspn(v, "\n"), v);
+            break;
+        }
+    fclose(f);
+}
+
+/* The calibration file (calib/README.md, "The calibration file"): one op
+ * decode_video, one point per frame type that occurred (batch 1, other shape
+ * fields 0, frame_type I | P | B). */
+static int build_calfile(const dect_params *p, const dect_result *r, calf_file *f, char *comment,
+                         size_t clen)
+{
+    char cpu[200], model[64], res[32];
     unsigned v = avcodec_version();
-    fprintf(f, "decoder: \"libavcodec %u.%u.%u, 1 thread\"\n", v >> 16, (v >> 8) & 0xffu, v & 0xffu);
-    fprintf(f, "resolution: %dx%d\n", p->width, p->height);
-    fprintf(f, "fps: %d\ngop: %d\nbframes: %d\nframes: %d\npasses: %d\nseed: %u\n", p->fps, p->gop,
-            p->bframes, r->frames, p->passes, p->seed);
-    fprintf(f, "bytes: %zu\n", r->bytes);
-    fprintf(f, "date: \"%s\"\n", date);
-    fprintf(f, "types:\n");
+    memset(f, 0, sizeof *f);
+    f->version = CALF_VERSION;
+    cpu_name(cpu, sizeof cpu);
+    snprintf(f->device.name, sizeof f->device.name, "%s (%ld CPUs online)", cpu, sysconf(_SC_NPROCESSORS_ONLN));
+    snprintf(f->device.backend, sizeof f->device.backend, "cpu (libavcodec %s decoder, 1 thread)", p->codec);
+    snprintf(f->device.driver, sizeof f->device.driver, "none (CPU)");
+    snprintf(f->device.libraries, sizeof f->device.libraries, "libavcodec %u.%u.%u", v >> 16, (v >> 8) & 0xffu, v & 0xffu);
+    snprintf(f->device.clocks, sizeof f->device.clocks, "unknown");
+    calfile_now_utc(f->date, sizeof f->date);
+    snprintf(f->backend, sizeof f->backend, "cpu");
+    snprintf(res, sizeof res, "%dx%d", p->width, p->height);
+    snprintf(model, sizeof model, "%s-%s", p->codec, res);
+    calf_op *o = calfile_add_op(f, "decode_video", model, "yuv420p");
+    if (!o)
+        return -1;
+    snprintf(o->codec, sizeof o->codec, "%s", p->codec);
+    snprintf(o->resolution, sizeof o->resolution, "%s", res);
     for (int t = 0; t < DECT_NTYPES; t++) {
         const harness_result *h = &r->type[t];
         if (h->n == 0)
             continue;
-        if (samples_path(yaml_path, (dect_type)t, sp, sizeof sp))
+        calf_point pt = { .batch = 1 };
+        snprintf(pt.frame_type, sizeof pt.frame_type, "%s", dect_type_name((dect_type)t));
+        if (calfile_point_from(&pt, h->samples, h->n, h->p50, h->p95, h->p99, h->mean, h->sd, h->min) ||
+            calfile_add_point(o, &pt))
             return -1;
-        fprintf(f,
-                "  %s: {n: %d, p50_ms: %.6f, p95_ms: %.6f, p99_ms: %.6f, mean_ms: %.6f, sd_ms: %.6f,\n"
-                "      min_ms: %.6f, max_ms: %.6f, samples: \"%s\"}\n",
-                dect_type_name((dect_type)t), h->n, h->p50, h->p95, h->p99, h->mean, h->sd, h->min,
-                h->max, base_name(sp));
     }
+    snprintf(comment, clen,
+             "vlcalib decode: per-frame video decode times on the CPU (format: calib/README.md,\n"
+             "\"Decode timing\"): a synthetic clip encoded by %s (%s %d), decoded by libavcodec on\n"
+             "one thread; %dx%d, %d fps, GOP %d, %d B-frames, %d frames x %d pass%s, seed %u, %zu bytes.\n"
+             "One point per frame type (frame_type I | P | B); raw samples in the .samples.csv beside it.",
+             r->encoder, strcmp(p->codec, "h264") ? "qscale" : "preset veryfast, crf", p->crf, p->width,
+             p->height, p->fps, p->gop, p->bframes, r->frames, p->passes, p->passes == 1 ? "" : "es",
+             p->seed, r->bytes);
+    return 0;
+}
+
+static int write_csv(FILE *f, const calf_file *cf, const dect_result *r)
+{
+    const calf_op *o = &cf->ops[0];
+    fputs("op,model,batch,tokens_in,tokens_out,new_tokens,cache_len,frame_type,rep,ms\n", f);
+    for (int t = 0; t < DECT_NTYPES; t++)
+        for (int i = 0; i < r->type[t].n; i++)
+            fprintf(f, "%s,%s,1,0,0,0,0,%s,%d,%.6f\n", o->op, o->model, dect_type_name((dect_type)t), i,
+                    r->type[t].samples[i]);
     return ferror(f) ? -1 : 0;
 }
 
@@ -199,9 +236,29 @@ static int write_outputs(const dec_opts *o, const dect_result *r, char *msg, siz
     memset(&of, 0, sizeof of);
     if (out_open(&of, o->out, msg, len))
         return -1;
-    if (write_yaml(of.f, &o->p, r, o->out)) {
+    calf_file cf;
+    char comment[1024];
+    int bad = build_calfile(&o->p, r, &cf, comment, sizeof comment) || calfile_write(of.f, &cf, comment);
+    if (bad) {
+        calf_free(&cf);
         out_abort(&of);
         snprintf(msg, len, "%s: write error", o->out);
+        return -1;
+    }
+    if (out_commit(&of, msg, len) || calfile_samples_path(o->out, sp, sizeof sp)) {
+        calf_free(&cf);
+        return -1;
+    }
+    memset(&of, 0, sizeof of);
+    if (out_open(&of, sp, msg, len)) {
+        calf_free(&cf);
+        return -1;
+    }
+    bad = write_csv(of.f, &cf, r);
+    calf_free(&cf);
+    if (bad) {
+        out_abort(&of);
+        snprintf(msg, len, "%s: write error", sp);
         return -1;
     }
     if (out_commit(&of, msg, len))
@@ -247,6 +304,14 @@ int vlcalib_decode_main(int argc, char **argv, FILE *out, FILE *err)
         }
         char sp[PATH_LEN];
         if (out_check(o.out, o.force, msg, sizeof msg)) {
+            fprintf(err, "vlcalib decode: %s\n", msg);
+            return 2;
+        }
+        if (calfile_samples_path(o.out, sp, sizeof sp)) {
+            fprintf(err, "vlcalib decode: --out %s: name too long\n", o.out);
+            return 2;
+        }
+        if (out_check(sp, o.force, msg, sizeof msg)) {
             fprintf(err, "vlcalib decode: %s\n", msg);
             return 2;
         }

@@ -114,7 +114,22 @@ static int rint_(reader *r, const yaml_node_t *map, const char *path, const char
     return 0;
 }
 
-static int read_point(reader *r, const yaml_node_t *m, const char *path, calf_point *p)
+/* frame_type: I | P | B — required on decode_video points, optional elsewhere. */
+static int read_frame_type(reader *r, const yaml_node_t *m, const char *path, bool video, calf_point *p)
+{
+    char kp[256];
+    if (!video && !rget(r, m, "frame_type"))
+        return 0;
+    if (rstr(r, m, path, "frame_type", p->frame_type, sizeof p->frame_type))
+        return -1;
+    if (strcmp(p->frame_type, "I") && strcmp(p->frame_type, "P") && strcmp(p->frame_type, "B")) {
+        snprintf(kp, sizeof kp, "%s.frame_type", path);
+        return rfail(r, rget(r, m, "frame_type"), kp, "expected I, P or B, got '%s'", p->frame_type);
+    }
+    return 0;
+}
+
+static int read_point(reader *r, const yaml_node_t *m, const char *path, bool video, calf_point *p)
 {
     if (m->type != YAML_MAPPING_NODE)
         return rfail(r, m, path, "expected a mapping (a grid point)");
@@ -125,6 +140,7 @@ static int read_point(reader *r, const yaml_node_t *m, const char *path, calf_po
         rint_(r, m, path, "tokens_out", 0, &p->tokens_out) ||
         rint_(r, m, path, "new_tokens", 0, &p->new_tokens) ||
         rint_(r, m, path, "cache_len", 0, &p->cache_len) || rint_(r, m, path, "n", 1, &p->n) ||
+        read_frame_type(r, m, path, video, p) ||
         rnum(r, m, path, "p50_ms", &p->p50_ms) || rnum(r, m, path, "p95_ms", &p->p95_ms) ||
         rnum(r, m, path, "p99_ms", &p->p99_ms) || rnum(r, m, path, "mean_ms", &p->mean_ms) ||
         rnum(r, m, path, "sd_ms", &p->sd_ms) || rnum(r, m, path, "min_ms", &p->min_ms) ||
@@ -151,7 +167,7 @@ static int read_point(reader *r, const yaml_node_t *m, const char *path, calf_po
 
 static int read_op(reader *r, const yaml_node_t *m, const char *path, calf_op *o)
 {
-    static const char *const ops[] = { "encode", "reduce", "prefill", "decode" };
+    static const char *const ops[] = { "encode", "reduce", "prefill", "decode", "decode_video" };
     char pp[192];
     const yaml_node_t *pts;
     if (m->type != YAML_MAPPING_NODE)
@@ -165,8 +181,12 @@ static int read_op(reader *r, const yaml_node_t *m, const char *path, calf_op *o
         known |= !strcmp(o->op, ops[i]);
     if (!known) {
         snprintf(pp, sizeof pp, "%s.op", path);
-        return rfail(r, rget(r, m, "op"), pp, "unknown op '%s' (encode, reduce, prefill, decode)", o->op);
+        return rfail(r, rget(r, m, "op"), pp, "unknown op '%s' (encode, reduce, prefill, decode, decode_video)", o->op);
     }
+    bool video = !strcmp(o->op, "decode_video");
+    if (video && (rstr(r, m, path, "codec", o->codec, sizeof o->codec) ||
+                  rstr(r, m, path, "resolution", o->resolution, sizeof o->resolution)))
+        return -1;
     size_t n = (size_t)(pts->data.sequence.items.top - pts->data.sequence.items.start);
     snprintf(pp, sizeof pp, "%s.points", path);
     if (n < 1)
@@ -176,7 +196,7 @@ static int read_op(reader *r, const yaml_node_t *m, const char *path, calf_op *o
     o->npoints = (int)n;
     for (size_t i = 0; i < n; i++) {
         snprintf(pp, sizeof pp, "%s.points[%zu]", path, i);
-        if (read_point(r, yaml_document_get_node(&r->doc, pts->data.sequence.items.start[i]), pp, &o->points[i]))
+        if (read_point(r, yaml_document_get_node(&r->doc, pts->data.sequence.items.start[i]), pp, video, &o->points[i]))
             return -1;
     }
     return 0;
@@ -281,6 +301,15 @@ static int field(const calf_point *p, int k)
     return k == 0 ? p->tokens_in : k == 1 ? p->tokens_out : p->cache_len;
 }
 
+bool calf_selected(const calf_point *p, const calf_select *sel)
+{
+    const int want[3] = { sel->tokens_in, sel->tokens_out, sel->cache_len };
+    for (int k = 0; k < 3; k++)
+        if (want[k] >= 0 && field(p, k) != want[k])
+            return false;
+    return true;
+}
+
 int calf_table(const calf_op *op, const calf_select *sel, batch_table *t, int *raised,
                double *sigma_rms, char *err, size_t errlen)
 {
@@ -359,4 +388,204 @@ int calf_table(const calf_op *op, const calf_select *sel, batch_table *t, int *r
     if (sigma_rms)
         *sigma_rms = sqrt(s2 / n);
     return 0;
+}
+
+/* ---- the raw-samples CSV ---- */
+
+int calf_samples_path(const char *yaml_path, char *buf, size_t size)
+{
+    size_t len = strlen(yaml_path);
+    const char *slash = strrchr(yaml_path, '/'), *dot = strrchr(yaml_path, '.');
+    if (dot && (!slash || dot > slash + 1) && (!strcmp(dot, ".yaml") || !strcmp(dot, ".yml")))
+        len = (size_t)(dot - yaml_path);
+    int n = snprintf(buf, size, "%.*s.samples.csv", (int)len, yaml_path);
+    return n < 0 || (size_t)n >= size ? -1 : 0;
+}
+
+#define SAMPLES_HEADER "op,model,batch,tokens_in,tokens_out,new_tokens,cache_len,rep,ms"
+#define SAMPLES_HEADER_FT "op,model,batch,tokens_in,tokens_out,new_tokens,cache_len,frame_type,rep,ms"
+
+static int csv_int(const char *s, int min, int *out)
+{
+    char *end;
+    errno = 0;
+    long x = strtol(s, &end, 10);
+    if (!*s || *end || errno == ERANGE || x < min || x > INT_MAX)
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
+static void free_vals(double **vals, size_t *counts, int n)
+{
+    for (int i = 0; i < n; i++) {
+        free(vals[i]);
+        vals[i] = NULL;
+        counts[i] = 0;
+    }
+}
+
+int calf_samples(const char *csv, const calf_op *op, double **vals, size_t *counts, char *err,
+                 size_t errlen)
+{
+    char dummy[8];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    FILE *in = fopen(csv, "r");
+    if (!in) {
+        snprintf(err, errlen, "cannot open %s (the samples CSV beside the calibration file): %s", csv,
+                 strerror(errno));
+        return -1;
+    }
+    size_t *caps = calloc((size_t)op->npoints, sizeof *caps);
+    char *line = NULL;
+    size_t linecap = 0, lineno = 0;
+    int rc = 0, nf = 0;   /* nf: fields per row, known after the header */
+    if (!caps) {
+        snprintf(err, errlen, "%s: out of memory", csv);
+        rc = -1;
+    }
+    while (rc == 0 && getline(&line, &linecap, in) >= 0) {
+        lineno++;
+        size_t len = strlen(line);
+        while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = '\0';
+        if (!nf) {
+            if (!strcmp(line, SAMPLES_HEADER))
+                nf = 9;
+            else if (!strcmp(line, SAMPLES_HEADER_FT))
+                nf = 10;
+            else {
+                snprintf(err, errlen, "%s:%zu: expected the header " SAMPLES_HEADER
+                         " (or with frame_type after cache_len)", csv, lineno);
+                rc = -1;
+            }
+            continue;
+        }
+        if (!len)
+            continue;
+        char *f[10];
+        int k = 0;
+        for (char *s = line; k < 10; k++) {
+            f[k] = s;
+            char *c = strchr(s, ',');
+            if (!c) {
+                k++;
+                break;
+            }
+            *c = '\0';
+            s = c + 1;
+        }
+        if (k != nf || (k == 10 && strchr(f[9], ','))) {
+            snprintf(err, errlen, "%s:%zu: expected %d comma-separated fields", csv, lineno, nf);
+            rc = -1;
+            break;
+        }
+        calf_point p = { 0 };
+        int rep = 0;
+        const char *ft = nf == 10 ? f[7] : "";
+        char *end;
+        errno = 0;
+        double ms = strtod(f[nf - 1], &end);
+        if (csv_int(f[2], 1, &p.batch) || csv_int(f[3], 0, &p.tokens_in) ||
+            csv_int(f[4], 0, &p.tokens_out) || csv_int(f[5], 0, &p.new_tokens) ||
+            csv_int(f[6], 0, &p.cache_len) || csv_int(f[nf - 2], 0, &rep)) {
+            snprintf(err, errlen, "%s:%zu: batch, tokens_in, tokens_out, new_tokens, cache_len and "
+                     "rep must be integers >= 0 (batch >= 1)", csv, lineno);
+            rc = -1;
+            break;
+        }
+        if (!*f[nf - 1] || *end || errno == ERANGE || !isfinite(ms) || !(ms > 0)) {
+            snprintf(err, errlen, "%s:%zu: ms must be a finite number > 0, got '%.40s'", csv, lineno,
+                     f[nf - 1]);
+            rc = -1;
+            break;
+        }
+        if (strcmp(f[0], op->op) || strcmp(f[1], op->model))
+            continue;
+        for (int i = 0; i < op->npoints; i++) {
+            const calf_point *q = &op->points[i];
+            if (q->batch != p.batch || q->tokens_in != p.tokens_in || q->tokens_out != p.tokens_out ||
+                q->new_tokens != p.new_tokens || q->cache_len != p.cache_len || strcmp(q->frame_type, ft))
+                continue;
+            if (counts[i] == caps[i]) {
+                size_t nc = caps[i] ? 2 * caps[i] : 64;
+                double *nv = realloc(vals[i], nc * sizeof *nv);
+                if (!nv) {
+                    snprintf(err, errlen, "%s:%zu: out of memory", csv, lineno);
+                    rc = -1;
+                    break;
+                }
+                vals[i] = nv;
+                caps[i] = nc;
+            }
+            vals[i][counts[i]++] = ms;
+            break;
+        }
+    }
+    if (rc == 0 && ferror(in)) {
+        snprintf(err, errlen, "cannot read %s: %s", csv, strerror(errno ? errno : EIO));
+        rc = -1;
+    }
+    if (rc == 0 && !nf) {
+        snprintf(err, errlen, "%s:1: empty file (expected the header " SAMPLES_HEADER ")", csv);
+        rc = -1;
+    }
+    free(line);
+    free(caps);
+    fclose(in);
+    if (rc)
+        free_vals(vals, counts, op->npoints);
+    return rc;
+}
+
+int calf_empirical_ratios(const char *csv, const calf_op *op, const calf_select *sel,
+                          double **ratios, size_t *n, char *err, size_t errlen)
+{
+    double **vals = calloc((size_t)op->npoints, sizeof *vals);
+    size_t *counts = calloc((size_t)op->npoints, sizeof *counts), total = 0;
+    int rc = -1;
+    *ratios = NULL;
+    *n = 0;
+    if (!vals || !counts) {
+        snprintf(err, errlen, "%s: out of memory", csv);
+        goto out;
+    }
+    if (calf_samples(csv, op, vals, counts, err, errlen))
+        goto out;
+    for (int i = 0; i < op->npoints; i++) {
+        const calf_point *p = &op->points[i];
+        if (!calf_selected(p, sel))
+            continue;
+        if (!counts[i]) {
+            snprintf(err, errlen, "%s: no samples for %s %s at batch %d, tokens_in %d, tokens_out %d, "
+                     "new_tokens %d, cache_len %d", csv, op->op, op->model, p->batch, p->tokens_in,
+                     p->tokens_out, p->new_tokens, p->cache_len);
+            goto out;
+        }
+        total += counts[i];
+    }
+    if (!total || !(*ratios = malloc(total * sizeof **ratios))) {
+        snprintf(err, errlen, "%s: %s", csv, total ? "out of memory" : "no samples");
+        goto out;
+    }
+    for (int i = 0; i < op->npoints; i++) {
+        if (!calf_selected(&op->points[i], sel))
+            continue;
+        double s = 0;
+        for (size_t j = 0; j < counts[i]; j++)
+            s += vals[i][j];
+        double mean = s / (double)counts[i];
+        for (size_t j = 0; j < counts[i]; j++)
+            (*ratios)[(*n)++] = vals[i][j] / mean;
+    }
+    rc = 0;
+out:
+    if (vals && counts)
+        free_vals(vals, counts, op->npoints);
+    free(vals);
+    free(counts);
+    return rc;
 }

@@ -21,15 +21,17 @@
  * lognormal fitted to them by maximum likelihood with its KS distance. */
 typedef struct {
     int batch, tokens_in, tokens_out, new_tokens, cache_len;
+    char frame_type[4];                 /* decode_video: "I", "P" or "B"; else "" */
     int n;                              /* samples, >= 1 */
     double p50_ms, p95_ms, p99_ms, mean_ms, sd_ms, min_ms;
     double mu, sigma, ks;               /* fit: {dist: lognormal, mu, sigma, ks} */
 } calf_point;
 
 typedef struct {
-    char op[16];                        /* encode | reduce | prefill | decode */
+    char op[16];                        /* encode | reduce | prefill | decode | decode_video */
     char model[CALF_STR];
     char dtype[32];                     /* float32, bf16, ... */
+    char codec[16], resolution[32];     /* decode_video (required there): h264, 1280x720; else "" */
     int npoints;
     calf_point *points;                 /* malloc'ed */
 } calf_op;
@@ -73,5 +75,29 @@ typedef struct {
  * 0, or -1 with a one-line message (no file or position in it). */
 int calf_table(const calf_op *op, const calf_select *sel, batch_table *t, int *raised,
                double *sigma_rms, char *err, size_t errlen);
+
+/* The raw-samples CSV beside a calibration file: NAME.yaml (or .yml, or any
+ * other name) -> NAME.samples.csv. 0, or -1 when it does not fit in size. */
+int calf_samples_path(const char *yaml_path, char *buf, size_t size);
+
+/* Whether point p is one that calf_table uses under sel. */
+bool calf_selected(const calf_point *p, const calf_select *sel);
+
+/* Read the samples CSV at csv (header op,model,batch,tokens_in,tokens_out,
+ * new_tokens,cache_len,rep,ms, or with frame_type after cache_len) and hand
+ * each point of op its samples: vals[i] (malloc'ed, NULL when none) and
+ * counts[i], for the rows whose op, model, shape (and frame type) match point
+ * i; other rows are skipped. vals and counts hold op->npoints entries, zeroed
+ * by the caller. 0, or -1 with "CSV:LINE: message" (or "cannot open CSV: ...")
+ * and nothing left allocated. */
+int calf_samples(const char *csv, const calf_op *op, double **vals, size_t *counts, char *err,
+                 size_t errlen);
+
+/* sampling: empirical for a batch table: the samples of the points sel uses,
+ * each divided by the mean of its point's samples, pooled into *ratios
+ * (malloc'ed, *n of them; their mean is 1). A used point without samples is
+ * an error. 0, or -1 with a message naming csv. */
+int calf_empirical_ratios(const char *csv, const calf_op *op, const calf_select *sel,
+                          double **ratios, size_t *n, char *err, size_t errlen);
 
 #endif

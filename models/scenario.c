@@ -1204,12 +1204,12 @@ static int read_jitter(loader *ld, const yaml_node_t *map, const char *path, dis
  * directory). Errors about the file's contents point at the calib key `key`
  * and name the file. *sigma gets the pooled log-spread of the points used. */
 static int read_calib(loader *ld, const yaml_node_t *key, const yaml_node_t *map, const char *path,
-                      stage_cfg *s, bool *fitted, double *sigma)
+                      stage_cfg *s, bool *fitted, double *sigma, dist_t *emp, bool *has_emp)
 {
     static const char *const keys[] = {"file", "op", "model", "sampling", "stat", "cache_len",
                                        "tokens_in", "tokens_out", NULL};
     static const char *const ops[] = {"encode", "reduce", "prefill", "decode", NULL};
-    static const char *const samplings[] = {"fitted", NULL};
+    static const char *const samplings[] = {"fitted", "empirical", NULL};
     static const char *const stats[] = {"p50", "mean", NULL};
     static const char *const sel_keys[] = {"tokens_in", "tokens_out", "cache_len"};
     char kpath[SCN_PATH_LEN], msg[1024];
@@ -1242,7 +1242,9 @@ static int read_calib(loader *ld, const yaml_node_t *key, const yaml_node_t *map
             return -1;
     }
     *fitted = sampling == 0;
-    sel.use_mean = stat >= 0 ? stat == 1 : *fitted;   /* default: p50, or mean with fitted */
+    *has_emp = false;
+    /* default: p50, or mean with fitted or empirical */
+    sel.use_mean = stat >= 0 ? stat == 1 : sampling >= 0;
 
     int len = fname[0] == '/' ? snprintf(ld->calib_file, sizeof ld->calib_file, "%s", fname)
                               : snprintf(ld->calib_file, sizeof ld->calib_file, "%s/%s", ld->basedir, fname);
@@ -1266,7 +1268,143 @@ static int read_calib(loader *ld, const yaml_node_t *key, const yaml_node_t *map
         rc = fail(ld, key, path, "%s: %s", ld->calib_file, msg);
     } else {
         s->has_table = true;
+        if (sampling == 1) {            /* empirical: pooled sample / point-mean ratios */
+            char csv[4096 + 16];
+            double *ratios = NULL;
+            size_t nr = 0;
+            const char *e;
+            if (calf_samples_path(ld->calib_file, csv, sizeof csv))
+                rc = fail(ld, key, path, "path too long");
+            else if (calf_empirical_ratios(csv, o, &sel, &ratios, &nr, msg, sizeof msg))
+                rc = fail(ld, key, path, "sampling: empirical: %s", msg);
+            else if (++ld->ndists > SCN_MAX_DISTS) {
+                free(ratios);
+                rc = fail(ld, key, path, "more than %d distributions in one scenario", SCN_MAX_DISTS);
+            } else if ((e = dist_init_empirical(emp, ratios, nr))) {   /* owns ratios now */
+                rc = fail(ld, key, path, "%s", e);
+                dist_free(emp);
+            } else
+                *has_emp = true;
+        }
     }
+    calf_free(&cf);
+    return rc;
+}
+
+/* calib: {file: F, op: decode_video, [model: M]} on a workers stage: a
+ * mixture of empirical parts, one per frame type (point) of the op, each
+ * the type's raw samples from F's samples CSV, weighted by its share of
+ * the samples. */
+static int read_calib_video(loader *ld, const yaml_node_t *key, const yaml_node_t *map,
+                            const char *path, dist_t *d)
+{
+    static const char *const keys[] = {"file", "op", "model", NULL};
+    static const char *const ops[] = {"decode_video", NULL};
+    char kpath[SCN_PATH_LEN], msg[1024], csv[4096 + 16];
+    const yaml_node_t *fnode, *onode, *v;
+    const char *fname = "", *model = NULL;
+    int op = 0;
+    memset(d, 0, sizeof *d);
+    if (check_keys(ld, map, path, "a mapping such as {file: calib/data/cpu-h264-720p.yaml, "
+                   "op: decode_video}", keys))
+        return -1;
+    path_key(kpath, path, "file");
+    if (!(fnode = need(ld, map, path, "file")) || read_string(ld, fnode, kpath, &fname))
+        return -1;
+    path_key(kpath, path, "op");
+    if (!(onode = need(ld, map, path, "op")) || read_enum(ld, onode, kpath, ops, &op))
+        return -1;
+    path_key(kpath, path, "model");
+    if ((v = get(ld, map, "model")) && read_string(ld, v, kpath, &model))
+        return -1;
+    int len = fname[0] == '/' ? snprintf(ld->calib_file, sizeof ld->calib_file, "%s", fname)
+                              : snprintf(ld->calib_file, sizeof ld->calib_file, "%s/%s", ld->basedir, fname);
+    path_key(kpath, path, "file");
+    if (len < 0 || (size_t)len >= sizeof ld->calib_file || calf_samples_path(ld->calib_file, csv, sizeof csv))
+        return fail(ld, fnode, kpath, "path too long");
+    calf_file cf;
+    if (calf_read(ld->calib_file, &cf, msg, sizeof msg))
+        return fail(ld, key, path, "%s", msg);
+    const calf_op *o = NULL;
+    int found = 0;
+    for (int i = 0; i < cf.nops; i++)
+        if (!strcmp(cf.ops[i].op, ops[op]) && (!model || !strcmp(cf.ops[i].model, model))) {
+            o = o ? o : &cf.ops[i];
+            found++;
+        }
+    int rc = 0;
+    size_t np = o ? (size_t)o->npoints : 0, total = 0, k = 0;
+    double **vals = NULL;
+    size_t *counts = NULL;
+    dist_t *parts = NULL;
+    double *weights = NULL;
+    if (!o) {
+        rc = fail(ld, key, path, "%s has no op %s%s%s", ld->calib_file, ops[op], model ? " for model " : "",
+                  model ? model : "");
+        goto out;
+    }
+    if (found > 1) {
+        rc = fail(ld, key, path, "%s has %d %s ops; choose one with model: M", ld->calib_file, found, ops[op]);
+        goto out;
+    }
+    vals = calloc(np, sizeof *vals);
+    counts = calloc(np, sizeof *counts);
+    if (!vals || !counts) {
+        rc = fail(ld, key, path, "out of memory");
+        goto out;
+    }
+    if (calf_samples(csv, o, vals, counts, msg, sizeof msg)) {
+        rc = fail(ld, key, path, "%s", msg);
+        goto out;
+    }
+    for (size_t i = 0; i < np; i++)
+        total += counts[i];
+    if (!total) {
+        rc = fail(ld, key, path, "%s: no samples for op %s model %s", csv, o->op, o->model);
+        goto out;
+    }
+    for (size_t i = 0; i < np; i++)
+        k += counts[i] > 0;
+    if (ld->ndists + (int)k + 1 > SCN_MAX_DISTS) {
+        rc = fail(ld, key, path, "more than %d distributions in one scenario", SCN_MAX_DISTS);
+        goto out;
+    }
+    ld->ndists += (int)k + 1;
+    parts = calloc(k, sizeof *parts);
+    weights = calloc(k, sizeof *weights);
+    if (!parts || !weights) {
+        free(parts);
+        free(weights);
+        rc = fail(ld, key, path, "out of memory");
+        goto out;
+    }
+    k = 0;
+    for (size_t i = 0; i < np; i++) {
+        if (!counts[i])
+            continue;
+        weights[k] = (double)counts[i] / (double)total;
+        const char *e = dist_init_empirical(&parts[k], vals[i], counts[i]);   /* owns vals[i] */
+        vals[i] = NULL;
+        k++;
+        if (e) {
+            rc = fail(ld, key, path, "%s: %s", csv, e);
+            for (size_t j = 0; j < k; j++)
+                dist_free(&parts[j]);
+            free(parts);
+            free(weights);
+            goto out;
+        }
+    }
+    const char *e = dist_init_mixture(d, parts, weights, k);   /* owns parts, weights */
+    if (e) {
+        rc = fail(ld, key, path, "%s", e);
+        dist_free(d);
+    }
+out:
+    for (size_t i = 0; vals && i < np; i++)
+        free(vals[i]);
+    free(vals);
+    free(counts);
     calf_free(&cf);
     return rc;
 }
@@ -1286,12 +1424,27 @@ static int read_service(loader *ld, const yaml_node_t *map, const char *path, bo
     ld->calib_file[0] = '\0';
     if (map->type == YAML_MAPPING_NODE && (k = get_key(ld, map, "calib"))) {
         const yaml_node_t *key = k;
-        bool fitted = false;
+        bool fitted = false, has_emp = false;
         double sigma = 0;
+        dist_t emp;
+        memset(&emp, 0, sizeof emp);
         path_key(kpath, path, "calib");
-        if (!gpu)
-            return fail(ld, k, kpath, "a calibrated service applies only to on: gpu stages; "
-                        "a workers stage takes a distribution per item");
+        if (!gpu) {
+            const yaml_node_t *cm = get(ld, map, "calib"), *on;
+            if (!cm || cm->type != YAML_MAPPING_NODE || !(on = get(ld, cm, "op")) ||
+                on->type != YAML_SCALAR_NODE || strcmp(text_of(on), "decode_video"))
+                return fail(ld, k, kpath, "a calibrated service applies only to on: gpu stages, "
+                            "except op: decode_video (a per-frame mixture on a workers stage); "
+                            "a workers stage takes a distribution per item");
+            if (check_keys(ld, map, path, "a mapping such as {calib: {file: ..., op: decode_video}}",
+                           any_keys))
+                return -1;
+            if ((k = foreign_key(ld, map, (const char *const[]){"calib", NULL}))) {
+                path_key(kpath, path, text_of(k));
+                return fail(ld, k, kpath, "does not apply with calib on a workers stage (it takes: calib)");
+            }
+            return read_calib_video(ld, key, get(ld, map, "calib"), kpath, &s->service);
+        }
         if (check_keys(ld, map, path, "a mapping such as {calib: {...}, jitter: {...}}", any_keys))
             return -1;
         if ((k = foreign_key(ld, map, calib_keys))) {
@@ -1299,13 +1452,17 @@ static int read_service(loader *ld, const yaml_node_t *map, const char *path, bo
             return fail(ld, k, kpath, "does not apply with calib (it takes: calib, jitter)");
         }
         path_key(kpath, path, "calib");
-        if (read_calib(ld, key, get(ld, map, "calib"), kpath, s, &fitted, &sigma))
+        if (read_calib(ld, key, get(ld, map, "calib"), kpath, s, &fitted, &sigma, &emp, &has_emp))
             return -1;
         const yaml_node_t *j = get(ld, map, "jitter");
-        if (j) {                     /* the stage's own jitter wins over sampling: fitted */
+        if (j) {                     /* the stage's own jitter wins over sampling: fitted/empirical */
+            dist_free(&emp);
             path_key(kpath, path, "jitter");
             if (read_jitter(ld, j, kpath, &s->jitter))
                 return -1;
+            s->has_jitter = true;
+        } else if (has_emp) {
+            s->jitter = emp;
             s->has_jitter = true;
         } else if (fitted && sigma > 0) {
             if (++ld->ndists > SCN_MAX_DISTS)

@@ -435,3 +435,105 @@ Test(calfile, vlcalib_writes_yaml_and_samples)
     fclose(errf);
     scratch_free(&s, (const char *const[]){ "t.yaml", "t.samples.csv", NULL });
 }
+
+/* ---- samples CSV and decode_video ---- */
+
+static void write_text(const char *path, const char *text)
+{
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+Test(calfile, samples_csv_errors)
+{
+    calf_file f;
+    char err[512], p[256];
+    cr_assert_eq(calf_read(FIXTURE, &f, err, sizeof err), 0, "%s", err);
+    const calf_op *o = calf_find(&f, "encode", "tiny");
+    cr_assert_not_null(o);
+    double *vals[8] = { 0 };
+    size_t counts[8] = { 0 };
+    cr_assert_eq(calf_samples("calib/data/fixture-small.samples.csv", o, vals, counts, err, sizeof err), 0,
+                 "%s", err);
+    cr_expect_eq(counts[0], 3);
+    cr_expect_eq(counts[2], 3);
+    cr_expect(vals[1][0] == 4 && vals[1][2] == 6);
+    for (int i = 0; i < o->npoints; i++)
+        free(vals[i]);
+    memset(vals, 0, sizeof vals);
+    memset(counts, 0, sizeof counts);
+
+    cr_expect_eq(calf_samples("/nonexistent/x.samples.csv", o, vals, counts, err, sizeof err), -1);
+    cr_expect(strstr(err, "cannot open /nonexistent/x.samples.csv"), "%s", err);
+
+    scratch s;
+    scratch_new(&s);
+    scratch_path(&s, "bad.samples.csv", p, sizeof p);
+    write_text(p, "op,model,batch,tokens_in,tokens_out,new_tokens,cache_len,rep,ms\n"
+                  "encode,tiny,1,49,49,0,0,0,1\nencode,tiny,1,49,49,0,0,1,abc\n");
+    cr_expect_eq(calf_samples(p, o, vals, counts, err, sizeof err), -1);
+    cr_expect(strstr(err, "bad.samples.csv:3: ms must be"), "%s", err);
+    cr_expect(!vals[0] && !counts[0]);
+    write_text(p, "op,model,batch,tokens_in,tokens_out,new_tokens,cache_len,rep,ms\nencode,tiny,1\n");
+    cr_expect_eq(calf_samples(p, o, vals, counts, err, sizeof err), -1);
+    cr_expect(strstr(err, "bad.samples.csv:2: expected 9 comma-separated fields"), "%s", err);
+    write_text(p, "a,b\n");
+    cr_expect_eq(calf_samples(p, o, vals, counts, err, sizeof err), -1);
+    cr_expect(strstr(err, "bad.samples.csv:1: expected the header"), "%s", err);
+    const char *names[] = { "bad.samples.csv", NULL };
+    scratch_free(&s, names);
+
+    /* the empirical jitter: ratios to each point's sample mean */
+    calf_select sel = { .tokens_in = -1, .tokens_out = -1, .cache_len = -1 };
+    double *r = NULL;
+    size_t n = 0;
+    cr_assert_eq(calf_empirical_ratios("calib/data/fixture-small.samples.csv", o, &sel, &r, &n, err,
+                                       sizeof err), 0, "%s", err);
+    cr_assert_eq(n, 9);
+    cr_expect(r[0] == 0.5 && r[1] == 1 && r[2] == 1.5 && r[3] == 0.8 && r[8] == 16.0 / 14.0);
+    free(r);
+    calf_free(&f);
+}
+
+Test(calfile, decode_video_round_trip)
+{
+    calf_file f, g;
+    char err[512], p[256];
+    cr_assert_eq(calf_read("calib/data/fixture-video.yaml", &f, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(f.nops, 1);
+    const calf_op *o = &f.ops[0];
+    cr_expect_str_eq(o->op, "decode_video");
+    cr_expect_str_eq(o->codec, "h264");
+    cr_expect_str_eq(o->resolution, "64x64");
+    cr_assert_eq(o->npoints, 2);
+    cr_expect_str_eq(o->points[0].frame_type, "I");
+    cr_expect_str_eq(o->points[1].frame_type, "P");
+    scratch s;
+    scratch_new(&s);
+    scratch_path(&s, "v.yaml", p, sizeof p);
+    cr_assert_eq(calfile_save(p, &f, "test", false, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(calf_read(p, &g, err, sizeof err), 0, "%s", err);
+    cr_expect_str_eq(g.ops[0].codec, "h264");
+    cr_expect_str_eq(g.ops[0].resolution, "64x64");
+    cr_expect_str_eq(g.ops[0].points[1].frame_type, "P");
+    cr_expect(g.ops[0].points[1].mean_ms == 1.5);
+    calf_free(&g);
+    /* decode_video needs codec, resolution and a frame type per point */
+    write_text(p, "vlcalib: 1\ndevice: {name: a, backend: a, driver: a, libraries: a, clocks: a}\n"
+                  "date: x\nbackend: cpu\nops:\n  - {op: decode_video, model: m, dtype: d, codec: h264,\n"
+                  "     resolution: 1x1, points: [{batch: 1, tokens_in: 0, tokens_out: 0, new_tokens: 0,\n"
+                  "     cache_len: 0, n: 1, p50_ms: 1, p95_ms: 1, p99_ms: 1, mean_ms: 1, sd_ms: 0, min_ms: 1,\n"
+                  "     fit: {dist: lognormal, mu: 0, sigma: 0, ks: 0}}]}\n");
+    cr_expect_eq(calf_read(p, &g, err, sizeof err), -1);
+    cr_expect(strstr(err, "ops[0].points[0]: missing required key 'frame_type'"), "%s", err);
+    const char *names[] = { "v.yaml", NULL };
+    scratch_free(&s, names);
+    /* the shipped measurement reads */
+    cr_assert_eq(calf_read("calib/data/cpu-h264-720p.yaml", &g, err, sizeof err), 0, "%s", err);
+    cr_expect_str_eq(g.ops[0].op, "decode_video");
+    calf_free(&g);
+    calf_free(&f);
+}
+

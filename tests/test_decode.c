@@ -213,17 +213,29 @@ Test(decode, command_writes_table_and_files)
     size_t n = fread(text, 1, sizeof text - 1, f);
     text[n] = '\0';
     fclose(f);
-    cr_assert(strstr(text, "\nop: decode\n"), "%s", text);
-    cr_assert(strstr(text, "\ncodec: h264\n"));
-    cr_assert(strstr(text, "\nresolution: 320x240\n"));
-    cr_assert(strstr(text, "  I: {n: 2, p50_ms: "));
-    cr_assert(strstr(text, "samples: \"d.B.samples\"}"));
+    /* the calibration file (calib/README.md): one op, a point per frame type */
+    cr_assert(strstr(text, "  - op: decode_video\n"), "%s", text);
+    cr_assert(strstr(text, "    codec: h264\n"));
+    cr_assert(strstr(text, "    resolution: \"320x240\"\n"));
+    cr_assert(strstr(text, "{frame_type: I, batch: 1, "));
+    cr_assert(strstr(text, " n: 2, p50_ms: "));
+    char csv[128];
+    snprintf(csv, sizeof csv, "%s/d.samples.csv", dir);
+    FILE *cf = fopen(csv, "r");
+    cr_assert_not_null(cf, "%s missing", csv);
+    char line[256];
+    int rows = 0;
+    while (fgets(line, sizeof line, cf))
+        rows += strncmp(line, "decode_video,", 13) == 0;
+    fclose(cf);
+    cr_assert_eq(rows, 30, "one samples row per decoded frame");
 
     /* an existing output is refused without --force, before any work */
     cr_assert_eq(run_cmd(argv, argc, out, sizeof out, err, sizeof err), 2);
     cr_assert(strstr(err, "--force"), "%s", err);
 
     unlink(yaml);
+    unlink(csv);
     unlink(ip);
     unlink(pp);
     unlink(bp);

@@ -3981,3 +3981,70 @@ Test(scenario, calib_missing_key_and_misuse)
     expect_error(GPU_STAGE CALIB_SVC("op: encode, model: tiny}, dist: constant"),
                  "7:95: stages[0].service.dist: ", "does not apply with calib");
 }
+
+Test(scenario, calib_sampling_empirical)
+{
+    scenario_cfg c;
+    expect_ok(GPU_STAGE CALIB_SVC("op: encode, model: tiny, sampling: empirical}"), &c);
+    const stage_cfg *s = &c.stages[0];
+    cr_assert(s->has_table && s->table.n == 3);
+    cr_expect_float_eq(s->table.ms[0], 2.1, 1e-12);      /* the mean, as with fitted */
+    cr_expect_float_eq(s->table.ms[2], 14.5, 1e-12);
+    cr_assert(s->has_jitter);
+    cr_assert_eq(s->jitter.kind, DIST_EMPIRICAL);
+    /* fixture-small.samples.csv: {1,2,3}/2, {4,5,6}/5, {12,14,16}/14, sorted */
+    double want[] = { 0.5, 0.8, 12.0 / 14.0, 1, 1, 1, 16.0 / 14.0, 1.2, 1.5 };
+    cr_assert_eq(s->jitter.nvalues, 9);
+    for (size_t i = 0; i < 9; i++)
+        cr_expect(s->jitter.values[i] == want[i], "values[%zu] = %.17g, want %.17g", i,
+                  s->jitter.values[i], want[i]);
+    cr_expect_float_eq(dist_mean(&s->jitter), 1.0, 1e-12);
+    cfg_free(&c);
+    /* a stage's own jitter still wins */
+    expect_ok(GPU_STAGE "    service: {calib: {file: " CALIB_FIXTURE ", op: encode, model: tiny, "
+              "sampling: empirical}, jitter: {dist: gamma, cv: 0.1}}\n", &c);
+    cr_expect_eq(c.stages[0].jitter.kind, DIST_GAMMA);
+    cfg_free(&c);
+}
+
+Test(scenario, calib_sampling_empirical_errors)
+{
+    /* prefill has no samples in the fixture's CSV */
+    expect_error(GPU_STAGE CALIB_SVC("op: prefill, model: tiny, sampling: empirical}"),
+                 "7:15: stages[0].service.calib: ", "fixture-small.samples.csv: no samples for prefill");
+    /* cpu-tiny.yaml's samples exist; a file without a CSV beside it */
+    expect_error(GPU_STAGE "    service: {calib: {file: ../../../calib/data/fixture-video.yaml, op: encode, "
+                 "model: tiny, sampling: empirical}}\n",
+                 "7:15: stages[0].service.calib: ", "has no op encode");
+}
+
+#define VIDEO_FIXTURE "../../../calib/data/fixture-video.yaml"
+
+Test(scenario, calib_decode_video_on_workers)
+{
+    scenario_cfg c;
+    expect_ok(WITH_SERVICE("{calib: {file: " VIDEO_FIXTURE ", op: decode_video}}"), &c);
+    const dist_t *d = &c.stages[0].service;
+    cr_assert_eq(d->kind, DIST_MIXTURE);
+    cr_assert_eq(d->nparts, 2);
+    cr_expect_float_eq(d->weights[0], 0.25, 1e-15);     /* I: 2 of 8 frames */
+    cr_expect_float_eq(d->weights[1], 0.75, 1e-15);     /* P: 6 of 8 */
+    cr_assert_eq(d->parts[0].kind, DIST_EMPIRICAL);
+    cr_assert_eq(d->parts[0].nvalues, 2);
+    cr_expect(d->parts[0].values[0] == 8 && d->parts[0].values[1] == 12);
+    cr_assert_eq(d->parts[1].nvalues, 6);
+    const double p[] = { 1, 1.25, 1.5, 1.5, 1.75, 2 };
+    for (int i = 0; i < 6; i++)
+        cr_expect(d->parts[1].values[i] == p[i]);
+    cr_expect_float_eq(dist_mean(d), 0.25 * 10 + 0.75 * 1.5, 1e-12);
+    cfg_free(&c);
+    /* model chooses explicitly; a wrong one is an error */
+    expect_ok(WITH_SERVICE("{calib: {file: " VIDEO_FIXTURE ", op: decode_video, model: h264-64x64}}"), &c);
+    cfg_free(&c);
+    expect_error(WITH_SERVICE("{calib: {file: " VIDEO_FIXTURE ", op: decode_video, model: x}}"),
+                 "6:15: stages[0].service.calib: ", "has no op decode_video for model x");
+    /* the small fixture has no decode_video op */
+    expect_error(WITH_SERVICE("{calib: {file: " CALIB_FIXTURE ", op: decode_video}}"),
+                 "6:15: stages[0].service.calib: ", "has no op decode_video");
+}
+

@@ -9,6 +9,9 @@
  *    simulated minutes, events/s and frames/s.
  * 3. The event list alone: the classic "hold" model with N pending events.
  * 4. hist_record alone.
+ * 5. The default sweep: scenarios/sweep-example.yaml over 8 stream counts x
+ *    5 GPU counts x 5 frame rates = 200 points x 3 replications, on all
+ *    cores: points/s and the total time (target on 2 cores: under 60 s).
  * Figures are printed, never asserted: machines are shared and noisy. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -19,6 +22,8 @@
 #include "models/config.h"
 #include "models/pipeline.h"
 #include "models/scenario.h"
+#include "models/sweep.h"
+#include "sim/rep.h"
 #include "sim/ev.h"
 #include "sim/hist.h"
 
@@ -160,6 +165,40 @@ static void bench_hist(void)
     hist_free(&h);
 }
 
+static void bench_sweep(void)
+{
+    char dir[] = "/tmp/vlsim-bench-XXXXXX";
+    if (!mkdtemp(dir)) {
+        perror("bench: mkdtemp");
+        exit(1);
+    }
+    const char *axes[] = { "streams=4,8,12,16,24,32,40,48", "gpus=1,2,3,4,6", "fps=5,10,15,20,30" };
+    sweep_opts o;
+    memset(&o, 0, sizeof o);
+    o.out_dir = dir;
+    o.jobs = 0;
+    o.replications = 3;
+    o.axes = axes;
+    o.naxes = 3;
+    sweep_summary sum;
+    o.summary = &sum;
+    char err[2048];
+    double t0 = now_s();
+    if (sweep_run("scenarios/sweep-example.yaml", &o, err, sizeof err) != SWEEP_OK) {
+        fprintf(stderr, "bench: %s\n", err);
+        exit(1);
+    }
+    double dt = now_s() - t0;
+    printf("sweep: scenarios/sweep-example.yaml, %d points x 3 replications on %d cores\n",
+           sum.npoints, rep_default_threads());
+    printf("  wall %.1f s  |  %.1f points/s  |  target under 60 s on 2 cores: %s\n", dt,
+           sum.npoints / dt, dt < 60 ? "met" : "NOT met");
+    char cmd[128];
+    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+    if (system(cmd) != 0)
+        fprintf(stderr, "bench: could not remove %s\n", dir);
+}
+
 /* `bench mm1` runs only the first part (for profiling). */
 int main(int argc, char **argv)
 {
@@ -167,6 +206,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "mm1") == 0)
         return 0;
     bench_default();
+    bench_sweep();
     printf("event list alone:\n");
     bench_hold(16);
     bench_hold(1024);

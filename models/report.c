@@ -60,17 +60,17 @@ void report_table(FILE *f, const run_result *r, double wall_s)
     fprintf(f, "%llu events in %.2f s (%.3g events/s)\n\n", (unsigned long long)r->events,
             wall_s, wall_s > 0 ? (double)r->events / wall_s : 0.0);
 
-    fprintf(f, "  %-16s %12s %12s %10s %10s %8s %7s %9s\n", "stage", "arrivals", "completed",
-            "drop:full", "drop:tmo", "drop %", "util", "mean Lq");
+    fprintf(f, "  %-16s %12s %12s %10s %10s %10s %8s %7s %9s\n", "stage", "arrivals", "completed",
+            "drop:full", "drop:tmo", "drop:pol", "drop %", "util", "mean Lq");
     for (int s = 0; s < c->nstages; s++) {
         const stage_est *e = &r->stage[s];
-        fprintf(f, "  %-16s %12llu %12llu %10llu %10llu %7.3f%% %7.3f %9.3f\n",
+        fprintf(f, "  %-16s %12llu %12llu %10llu %10llu %10llu %7.3f%% %7.3f %9.3f\n",
                 c->stages[s].name, (unsigned long long)e->arrivals,
                 (unsigned long long)e->completed, (unsigned long long)e->drop_queue_full,
-                (unsigned long long)e->drop_timeout, 100.0 * e->drop_rate.mean,
-                e->utilization.mean, e->mean_queue_len.mean);
+                (unsigned long long)e->drop_timeout, (unsigned long long)e->drop_policy,
+                100.0 * e->drop_rate.mean, e->utilization.mean, e->mean_queue_len.mean);
     }
-    fprintf(f, "  %-16s %12llu %12llu %21llu %7.3f%%\n", "end-to-end",
+    fprintf(f, "  %-16s %12llu %12llu %32llu %7.3f%%\n", "end-to-end",
             (unsigned long long)r->arrivals, (unsigned long long)r->completed,
             (unsigned long long)r->dropped, 100.0 * r->drop_rate.mean);
     for (int s = 0; s < c->nstages; s++)

@@ -546,9 +546,12 @@ static int read_string(loader *ld, const yaml_node_t *n, const char *path, const
     return 0;
 }
 
-/* One of names; *out is its index. */
-static int read_enum(loader *ld, const yaml_node_t *n, const char *path,
-                     const char *const *names, int *out)
+/* One of names; *out is its index. An unknown one is "unknown <what>" with
+ * a did-you-mean, and the valid names (beside the guess too when
+ * list_with_guess). */
+static int read_choice(loader *ld, const yaml_node_t *n, const char *path,
+                       const char *const *names, const char *what, bool list_with_guess,
+                       int *out)
 {
     char show[SCN_SHOW_LEN + 16], list[256];
     const char *s = "";
@@ -560,11 +563,20 @@ static int read_enum(loader *ld, const yaml_node_t *n, const char *path,
             return 0;
         }
     const char *guess = closest(s, names);
-    if (guess)
-        return fail(ld, n, path, "unknown value %s; did you mean '%s'? (valid: %s)",
+    if (guess && list_with_guess)
+        return fail(ld, n, path, "unknown %s %s; did you mean '%s'? (valid: %s)", what,
                     quoted(s, show, sizeof show), guess, joined(names, list, sizeof list));
-    return fail(ld, n, path, "unknown value %s; valid values: %s",
-                quoted(s, show, sizeof show), joined(names, list, sizeof list));
+    if (guess)
+        return fail(ld, n, path, "unknown %s %s; did you mean '%s'?", what,
+                    quoted(s, show, sizeof show), guess);
+    return fail(ld, n, path, "unknown %s %s; valid%s: %s", what, quoted(s, show, sizeof show),
+                list_with_guess ? " values" : "", joined(names, list, sizeof list));
+}
+
+static int read_enum(loader *ld, const yaml_node_t *n, const char *path,
+                     const char *const *names, int *out)
+{
+    return read_choice(ld, n, path, names, "value", true, out);
 }
 
 /* A name for a scenario or stage: 1..63 characters of [A-Za-z0-9_-]. */
@@ -857,21 +869,7 @@ static int read_mixture(loader *ld, const yaml_node_t *map, const char *path, in
 /* The value of a dist key: *idx is its index in dist_names. */
 static int read_dist_name(loader *ld, const yaml_node_t *dn, const char *path, int *idx)
 {
-    char show[SCN_SHOW_LEN + 16], list[256];
-    const char *name = "";
-    if (read_string(ld, dn, path, &name))
-        return -1;
-    for (int i = 0; dist_names[i]; i++)
-        if (strcmp(name, dist_names[i]) == 0) {
-            *idx = i;
-            return 0;
-        }
-    const char *guess = closest(name, dist_names);
-    if (guess)
-        return fail(ld, dn, path, "unknown distribution %s; did you mean '%s'?",
-                    quoted(name, show, sizeof show), guess);
-    return fail(ld, dn, path, "unknown distribution %s; valid: %s",
-                quoted(name, show, sizeof show), joined(dist_names, list, sizeof list));
+    return read_choice(ld, dn, path, dist_names, "distribution", false, idx);
 }
 
 /* A distribution mapping {dist: NAME, ...}. On return *d is always safe to

@@ -27,6 +27,12 @@ BENCH_SRCS := $(sort $(wildcard tests/bench_*.c))
 
 B := build/release
 A := build/asan
+# make MPI=1: the MPI build (models/sweep_mpi.c), ./vlsim-mpi from build/mpi
+ifeq ($(MPI),1)
+CC := mpicc
+B := build/mpi
+BASEFLAGS += -DVLSIM_MPI
+endif
 LIB_OBJS  = $(LIB_SRCS:%.c=$(B)/%.o)
 TEST_OBJS = $(TEST_SRCS:%.c=$(B)/%.o)
 ALIB_OBJS = $(LIB_SRCS:%.c=$(A)/%.o)
@@ -36,10 +42,13 @@ SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 PREFIX  ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps run test test-unit test-asan bench clean valgrind install
-all: vlsim
+.PHONY: all deps run test test-unit test-asan bench clean valgrind install mpi-check
+all: $(if $(filter 1,$(MPI)),vlsim-mpi,vlsim)
 
 vlsim: $(B)/models/vlsim.o $(B)/libvlsim.a
+	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
+
+vlsim-mpi: $(B)/models/vlsim.o $(B)/libvlsim.a
 	$(CC) $(CFLAGS) -o $@ $^ $(LDLIBS)
 
 $(B)/libvlsim.a: $(LIB_OBJS)
@@ -89,6 +98,22 @@ deps:
 	  fi; \
 	fi
 
+# MPI sweeps: OpenMPI (installed here when root), ./vlsim and ./vlsim-mpi,
+# then tests/mpi_check.sh (1 process vs mpirun -np 2: the same results.csv).
+MPIDEBPKGS := libopenmpi-dev openmpi-bin
+mpi-check: deps
+	@if ! command -v mpicc >/dev/null 2>&1 || ! command -v mpirun >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "make mpi-check: installing $(MPIDEBPKGS)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(MPIDEBPKGS)) || exit 1; \
+	  else \
+	    echo "make mpi-check: OpenMPI missing; run: sudo apt-get install -y $(MPIDEBPKGS)"; exit 1; \
+	  fi; \
+	fi
+	@$(MAKE) --no-print-directory vlsim
+	@$(MAKE) --no-print-directory MPI=1 vlsim-mpi
+	tests/mpi_check.sh
+
 run: deps
 	@$(MAKE) --no-print-directory vlsim
 	./vlsim run $(SCENARIO)
@@ -134,6 +159,6 @@ install: vlsim vlcalib
 	install -m 644 models/vlsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/vlsim.1
 
 clean:
-	rm -rf build vlsim vlcalib
+	rm -rf build vlsim vlsim-mpi vlcalib
 
 -include $(shell find build -name '*.d' 2>/dev/null)

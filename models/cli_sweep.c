@@ -14,6 +14,7 @@
 #include "models/frontier.h"
 #include "models/plot.h"
 #include "models/sweep.h"
+#include "models/sweep_mpi.h"
 
 static const char *SWEEP_USAGE =
     "usage: vlsim sweep FILE --out DIR [options]\n"
@@ -203,6 +204,11 @@ int cli_sweep(int argc, char **argv)
     if (o.sample_seed == 0)
         o.sample_seed = 1;
     o.axes = axes;
+    /* under mpirun (an MPI build): rank 0 hands points out, the others run them */
+    int nranks = sweep_mpi_init();
+    o.dist = sweep_mpi_dist();
+    if (sweep_mpi_rank() != 0)
+        quiet = true;
     cli_progress ps;
     cli_progress_start(&ps, !quiet && isatty(STDERR_FILENO), "points");
     o.progress = cli_progress_cb;
@@ -212,9 +218,13 @@ int cli_sweep(int argc, char **argv)
     char err[2048];
     int rc = sweep_run(file, &o, err, sizeof err);
     if (rc != SWEEP_OK) {
+        if (nranks > 1)
+            sweep_mpi_abort(err, rc_of(rc));
         fprintf(stderr, "vlsim sweep: %s\n", err);
+        sweep_mpi_finalize();
         return rc_of(rc);
     }
+    sweep_mpi_finalize();
     if (!quiet)
         printf("vlsim sweep: %d points (%d run, %d already done) in %.1f s -> %s/results.csv\n",
                sum.npoints, sum.nrun, sum.nskipped, cli_progress_elapsed(&ps), o.out_dir);

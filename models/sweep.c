@@ -1017,41 +1017,48 @@ static bool point_matches(const sweep_ctx *c, int p, char **row)
     return ok;
 }
 
-static int run_fn(void *vc, int k)
+/* Run point p and write its file; 0, or 1 with *code and msg set. */
+static int run_point(const sweep_ctx *c, int p, int *code, char *msg, size_t msglen)
 {
-    sweep_ctx *c = vc;
-    int p = c->todo[k];
     scenario_cfg cfg;
-    char msg[MSG];
-    if (load_point(c, p, &cfg, msg, sizeof msg) != 0) {
-        record_fail(c, k, SWEEP_BAD_INPUT, msg);
+    *code = SWEEP_BAD_INPUT;
+    if (load_point(c, p, &cfg, msg, msglen) != 0)
         return 1;
-    }
     run_opts ro = { 1, NULL, NULL };
     run_result res;
     char rerr[MSG] = "";
+    *code = SWEEP_FAIL;
     if (run_scenario(&cfg, &ro, &res, rerr, sizeof rerr) != 0) {
         char name[512];
         point_name(c, p, name, sizeof name);
-        fmt_err(msg, sizeof msg, "%s: %s", name, rerr);
-        record_fail(c, k, SWEEP_FAIL, msg);
+        fmt_err(msg, msglen, "%s: %s", name, rerr);
         cfg_free(&cfg);
         return 1;
     }
     int rc = 0;
     char *row = csv_row(&res, c->axes, c->naxes, point_idx(c, p), p);
     if (!row) {
-        snprintf(msg, sizeof msg, "point %d: out of memory", p);
+        snprintf(msg, msglen, "point %d: out of memory", p);
         rc = 1;
-    } else if (write_point(c, p, &res, row, msg, sizeof msg) != 0) {
+    } else if (write_point(c, p, &res, row, msg, msglen) != 0) {
         rc = 1;
     }
-    if (rc)
-        record_fail(c, k, SWEEP_FAIL, msg);
     free(row);
     run_result_free(&res);
     cfg_free(&cfg);
     return rc;
+}
+
+static int run_fn(void *vc, int k)
+{
+    sweep_ctx *c = vc;
+    char msg[MSG];
+    int code;
+    if (run_point(c, c->todo[k], &code, msg, sizeof msg) != 0) {
+        record_fail(c, k, code, msg);
+        return 1;
+    }
+    return 0;
 }
 
 static void run_progress(void *vc, int done, int total)
@@ -1320,6 +1327,19 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
     }
     for (int s = 0; s < cfg0.nstages; s++)
         snprintf(c->stages[s], CFG_NAME_MAX, "%s", cfg0.stages[s].name);
+    if (o->dist && o->dist->rank != 0) {        /* a worker rank: run what rank 0 hands out */
+        rc = SWEEP_OK;
+        for (int p; rc == SWEEP_OK && (p = o->dist->next(o->dist->dctx)) >= 0;) {
+            if (p >= c->pts.npoints) {
+                fmt_err(err, errlen, "sweep: point %d handed out, but the sweep has %d", p,
+                        c->pts.npoints);
+                rc = SWEEP_FAIL;
+            } else if (run_point(c, p, &rc, err, errlen) == 0) {
+                rc = SWEEP_OK;
+            }
+        }
+        goto done;
+    }
     if (rep_run_all(c->pts.npoints, jobs, validate_fn, c, NULL, NULL) != 0) {
         if (c->fail_idx >= 0) {
             fmt_err(err, errlen, "%s", c->fail_msg);
@@ -1351,7 +1371,13 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
     c->fail_idx = -1;
     if (o->progress)
         o->progress(o->pctx, 0, c->ntodo);
-    if (rep_run_all(c->ntodo, jobs, run_fn, c, run_progress, c) != 0) {
+    if (o->dist) {                              /* rank 0: the other ranks run them */
+        if (o->dist->serve(o->dist->dctx, c->todo, c->ntodo, o->progress, o->pctx, err,
+                           errlen) != 0) {
+            rc = SWEEP_FAIL;
+            goto done;
+        }
+    } else if (rep_run_all(c->ntodo, jobs, run_fn, c, run_progress, c) != 0) {
         if (c->fail_idx >= 0) {
             fmt_err(err, errlen, "%s", c->fail_msg);
             rc = c->fail_code;

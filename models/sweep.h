@@ -113,6 +113,23 @@ typedef struct {
     int nskipped;            /* found finished (resume) */
 } sweep_summary;
 
+/* Points spread over processes (sweep_mpi.c, `mpirun`). Rank 0 sets the
+ * sweep up as usual (loads and checks every point, prepares DIR), then
+ * serve hands the points todo[0..n) out and returns once all are done;
+ * rank 0 then writes results.csv. Any other rank loads the scenario and
+ * the points itself (not checked again, DIR not touched), then runs the
+ * points next returns, one at a time on one thread, until it returns -1,
+ * writing each point file itself; sweep_run returns SWEEP_OK with an empty
+ * summary there. serve returns 0, or -1 and a message. */
+typedef struct {
+    int rank;
+    int (*serve)(void *dctx, const int *todo, int n,
+                 void (*progress)(void *pctx, int done, int total), void *pctx,
+                 char *err, size_t errlen);
+    int (*next)(void *dctx);
+    void *dctx;
+} sweep_dist;
+
 typedef struct {
     const char *out_dir;         /* DIR; created (with its parents) if missing */
     int jobs;                    /* points run in parallel; <= 0: one per core */
@@ -131,6 +148,7 @@ typedef struct {
     void (*progress)(void *pctx, int done, int total);
     void *pctx;
     sweep_summary *summary;      /* filled when not NULL */
+    const sweep_dist *dist;      /* NULL: every point runs in this process */
 } sweep_opts;
 
 /* Run the sweep of the scenario at path into o->out_dir.

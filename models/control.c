@@ -195,6 +195,12 @@ void ctl_tick(pipe_t *p, double now)
     }
     decide(p, now);
     check_alerts(p, now);
+    rep_stats *o = p->out;                /* the time series, before the windows move */
+    if (o->series && o->nseries < PIPE_MAX_SERIES)
+        o->series[o->nseries++] = (series_point){
+            now / 1000.0, (double)k->tick_arr / p->cfg->degrade.interval_s, k->level,
+            fullest_queue(p), whist_quantile(&k->frame_win, 0.99) };
+    k->tick_arr = 0;
     /* the windows move on: a new slot for the next interval */
     whist_advance(&k->frame_win);
     whist_advance(&k->alert_win);

@@ -80,6 +80,7 @@ typedef struct {
     int aslots, acur;
     double *busy_ring;           /* cumulative busy ms per GPU at each tick, for the idle rule */
     int nlook, look_cur, look_n;
+    uint64_t tick_arr;           /* frames arrived since the last tick (the series) */
     uint8_t firing[ALERT_NRULES];
     uint8_t *gpu_firing;         /* per GPU, for ALERT_GPU_IDLE */
 } ctl_t;
@@ -139,8 +140,7 @@ static inline double pipe_quality(const pipe_t *p, int s)
  * completes, arrives or is dropped. */
 static inline void ctl_frame_done(pipe_t *p, double e2e)
 {
-    if (p->cfg->degrade.nmodes > 0)
-        whist_add(&p->ctl.frame_win, e2e);
+    whist_add(&p->ctl.frame_win, e2e);
     whist_add(&p->ctl.alert_win, e2e);
 }
 
@@ -148,6 +148,7 @@ static inline void ctl_frame_arrived(pipe_t *p)
 {
     p->ctl.slot_arr[p->ctl.acur]++;
     p->ctl.win_arr++;
+    p->ctl.tick_arr++;
 }
 
 static inline void ctl_frame_dropped(pipe_t *p)

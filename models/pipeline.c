@@ -502,6 +502,8 @@ int pipe_stats_init(rep_stats *s, const scenario_cfg *cfg)
     s->nstages = cfg->nstages;
     s->ngpus = cfg->cluster.gpus;
     int bad = hist_init(&s->e2e) | hist_init(&s->response);
+    s->series = malloc(PIPE_MAX_SERIES * sizeof *s->series);
+    bad |= !s->series;
     for (int k = 0; k < cfg->nstages; k++) {
         stage_stats *st = &s->stage[k];
         bad |= hist_init(&st->wait) | hist_init(&st->service) | hist_init(&st->sojourn);
@@ -533,6 +535,8 @@ void pipe_stats_free(rep_stats *s)
         free(s->gpu[g].busy_ms);
     hist_free(&s->e2e);
     hist_free(&s->response);
+    free(s->series);
+    s->series = NULL;
     free(s->stage);
     free(s->gpu);
     s->stage = NULL;
@@ -662,6 +666,7 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
     double t_end = warmup_ms + cfg->duration_s * 1000.0;
     out->events = 0;
     out->peak_in_flight = 0;
+    out->ntimeline = out->nalerts = out->nseries = 0;
     out->window_ms = cfg->duration_s * 1000.0;
 
     int rc = pipe_setup(&p, rep, warmup_ms, t_end);

@@ -50,6 +50,17 @@ typedef struct {
     int level;                  /* degradation level from then on */
 } mode_change;
 
+/* One control tick of the time series (replication 0). */
+typedef struct {
+    double t_s;                 /* simulated time, warm-up included */
+    double fps;                 /* frames that arrived per second over the last interval */
+    int level;                  /* degradation level */
+    double queue_fill;          /* the fullest bounded queue, waiting / capacity */
+    double p99_ms;              /* frame p99 over the controller's window (coarse: whist) */
+} series_point;
+
+#define PIPE_MAX_SERIES 4096    /* the first 4096 ticks (68 min at 1 s) */
+
 typedef struct {
     double t_s;                 /* when the rule started firing */
     int rule;                   /* ALERT_* */
@@ -78,6 +89,8 @@ typedef struct {
     double level_ms[CFG_MAX_MODES + 1];   /* measured time spent at each level */
     alert_event alerts[PIPE_MAX_ALERTS];
     int nalerts;
+    series_point *series;       /* PIPE_MAX_SERIES, allocated by pipe_stats_init */
+    int nseries;
     uint64_t alert_count[ALERT_NRULES];   /* firings in the measured window */
     double window_ms;           /* the measured window */
     uint64_t peak_in_flight;    /* most items in the system at once */

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "models/pipeline.h"
+#include <pthread.h>
 #include "sim/rep.h"
 
 /* The numbers kept from one latency histogram of one replication. */
@@ -50,6 +51,7 @@ typedef struct {
     const scenario_cfg *cfg;
     double warmup_ms;
     run_result *res;             /* replication 0 writes its timeline here */
+    pthread_mutex_t *pool_lock;  /* guards res->cdf_* while a replication merges in */
     rep_digest *dig;
     char (*errs)[256];           /* per replication */
 } run_ctx;
@@ -105,8 +107,13 @@ static int result_alloc(const scenario_cfg *cfg, run_result *res)
     res->ngpus = ng;
     res->stage = calloc((size_t)cfg->nstages, sizeof *res->stage);
     res->gpu = calloc((size_t)(ng > 0 ? ng : 1), sizeof *res->gpu);
-    if (!res->stage || !res->gpu)
+    res->series = malloc(PIPE_MAX_SERIES * sizeof *res->series);
+    res->cdf_stage = calloc((size_t)cfg->nstages, sizeof *res->cdf_stage);
+    if (!res->stage || !res->gpu || !res->series || !res->cdf_stage || hist_init(&res->cdf_e2e))
         return -1;
+    for (int s = 0; s < cfg->nstages; s++)
+        if (hist_init(&res->cdf_stage[s]))
+            return -1;
     for (int s = 0; s < cfg->nstages; s++)
         if (cfg->stages[s].on == RES_GPU
             && !(res->stage[s].batch_counts = calloc((size_t)cfg->stages[s].max_batch + 1,
@@ -160,7 +167,14 @@ static int run_one(void *vctx, int r)
         memcpy(d->level_ms, rs.level_ms, sizeof d->level_ms);
         d->mode_changes = rs.mode_changes;
         memcpy(d->alert_count, rs.alert_count, sizeof d->alert_count);
+        pthread_mutex_lock(c->pool_lock);
+        for (int s = 0; s < c->cfg->nstages; s++)
+            hist_merge(&c->res->cdf_stage[s], &rs.stage[s].sojourn);
+        hist_merge(&c->res->cdf_e2e, &rs.e2e);
+        pthread_mutex_unlock(c->pool_lock);
         if (r == 0) {                    /* replication 0's timeline stands for the run */
+            c->res->nseries = rs.nseries;
+            memcpy(c->res->series, rs.series, (size_t)rs.nseries * sizeof *rs.series);
             c->res->ntimeline = rs.ntimeline;
             memcpy(c->res->timeline, rs.timeline, sizeof rs.timeline);
             c->res->nalerts = rs.nalerts;
@@ -288,6 +302,12 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
             res->resp_le[k] += dig[r].resp_le[k];
     }
     res->response = estimate(tmp, n);
+    /* The pooled CDF histograms were merged in completion order: their
+     * counts, min and max do not depend on it, but a floating-point sum
+     * would; use the sums added in replication order instead. */
+    res->cdf_e2e.sum = res->e2e_sum;
+    for (int s = 0; s < cfg->nstages; s++)
+        res->cdf_stage[s].sum = res->stage[s].sojourn_sum;
     double window_ms = cfg->duration_s * 1000.0;
     for (int r = 0; r < n; r++) {
         for (int l = 0; l <= CFG_MAX_MODES; l++)
@@ -479,7 +499,9 @@ int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
     res->nrep = n;
     res->warmup_auto = cfg->warmup_auto;
     res->warmup_ms = cfg->warmup_s * 1000.0;
-    run_ctx c = { cfg, 0.0, res, calloc((size_t)n, sizeof(rep_digest)), calloc((size_t)n, 256) };
+    pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
+    run_ctx c = { cfg, 0.0, res, &pool_lock, calloc((size_t)n, sizeof(rep_digest)),
+                  calloc((size_t)n, 256) };
     int rc = (result_alloc(cfg, res) != 0 || !c.dig || !c.errs) ? -1 : 0;
     for (int r = 0; r < n && rc == 0; r++)
         rc = digest_alloc(cfg, &c.dig[r]);
@@ -532,8 +554,16 @@ void run_result_free(run_result *res)
     if (res->gpu)
         for (int g = 0; g < res->ngpus; g++)
             free(res->gpu[g].busy_ms);
+    if (res->cdf_stage && cfg)
+        for (int s = 0; s < cfg->nstages; s++)
+            hist_free(&res->cdf_stage[s]);
+    hist_free(&res->cdf_e2e);
+    free(res->cdf_stage);
+    free(res->series);
     free(res->stage);
     free(res->gpu);
     res->stage = NULL;
     res->gpu = NULL;
+    res->cdf_stage = NULL;
+    res->series = NULL;
 }

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include "models/config.h"
 #include "models/pipeline.h"
+#include "sim/hist.h"
 #include "sim/mser.h"
 #include "sim/stats.h"
 
@@ -81,6 +82,13 @@ typedef struct {
     alert_event alerts[PIPE_MAX_ALERTS];    /* replication 0, warm-up included */
     int nalerts;
     uint64_t alert_count[ALERT_NRULES];     /* firings in the measured windows, all replications */
+    series_point *series;                   /* replication 0's time series (PIPE_MAX_SERIES) */
+    int nseries;
+    /* pooled over all replications, for CDF plots: each stage's sojourn and
+     * the frame end-to-end latency (counts only: the merge order does not
+     * change them) */
+    hist_t *cdf_stage;                      /* cfg->nstages */
+    hist_t cdf_e2e;
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
     double e2e_sum;
     uint64_t events;             /* over all replications (and the pilot) */

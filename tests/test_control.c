@@ -1008,6 +1008,23 @@ Test(control, identical_for_any_thread_count)
     memcpy(&b, &r3, sizeof b);
     a.stage = b.stage = NULL;
     a.gpu = b.gpu = NULL;
+    cr_expect_eq(r1.nseries, r3.nseries, "series length differs");
+    cr_expect(memcmp(r1.series, r3.series, (size_t)r1.nseries * sizeof *r1.series) == 0,
+              "series differs");
+    for (int s = 0; s < c.nstages; s++) {
+        const hist_t *h1 = &r1.cdf_stage[s], *h3 = &r3.cdf_stage[s];
+        cr_expect(h1->n == h3->n && h1->sum == h3->sum && h1->lo == h3->lo && h1->hi == h3->hi
+                  && (h1->n == h1->n_low + h1->n_high
+                      || memcmp(h1->counts + h1->lo, h3->counts + h3->lo,
+                                (size_t)(h1->hi - h1->lo + 1) * sizeof *h1->counts) == 0),
+                  "stage %d pooled histogram differs", s);
+    }
+    cr_expect(r1.cdf_e2e.n == r3.cdf_e2e.n && r1.cdf_e2e.sum == r3.cdf_e2e.sum,
+              "pooled e2e histogram differs");
+    a.series = b.series = NULL;
+    a.cdf_stage = b.cdf_stage = NULL;
+    memset(&a.cdf_e2e, 0, sizeof a.cdf_e2e);
+    memset(&b.cdf_e2e, 0, sizeof b.cdf_e2e);
     for (int k = 0; k < a.nsla; k++)
         a.sla[k].line = b.sla[k].line = NULL;
     cr_expect(memcmp(&a, &b, sizeof a) == 0, "run_result differs between 1 and 3 threads");

@@ -14,8 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <gsl/gsl_errno.h>
+#include "models/plot.h"
 #include "models/report.h"
 #include "models/run.h"
 #include "models/scenario.h"
@@ -56,6 +58,8 @@ static const char *RUN_USAGE =
     "  --json F           write results as JSON to F (- for stdout)\n"
     "  --csv F            write one CSV row per stage to F (- for stdout)\n"
     "  --prom F           write Prometheus text exposition to F (- for stdout)\n"
+    "  --plot DIR         draw the run's pictures into DIR (created if missing): per-stage\n"
+    "                     CDFs, stage p99s against the budget, replication 0 over time\n"
     "  --force            replace output files that already exist\n"
     "  -q, --quiet        no table and no progress; warnings still go to stderr\n"
     "  -h, --help         show this text\n"
@@ -134,6 +138,31 @@ void cli_progress_cb(void *vp, int done, int total)
         fputs("\r\033[K", stderr);
 }
 
+/* ---- gnuplot templates ------------------------------------------------------ */
+
+/* Where the gnuplot templates are: $VLSIM_PLOTS, ./plots (a checkout), or
+ * PREFIX/share/vlsim/plots beside an installed binary (PREFIX/bin/vlsim). */
+const char *cli_template_dir(char *buf, size_t n)
+{
+    const char *env = getenv("VLSIM_PLOTS");
+    if (env && *env)
+        return env;
+    if (access("plots/frontier.gp.in", R_OK) == 0)
+        return "plots";
+    char exe[4096];
+    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (len > 0) {
+        exe[len] = 0;
+        char *slash = strrchr(exe, '/');
+        if (slash) {
+            *slash = 0;
+            snprintf(buf, n, "%s/../share/vlsim/plots", exe);
+            return buf;
+        }
+    }
+    return "plots";
+}
+
 /* ---- run --------------------------------------------------------------------- */
 
 enum { OUT_JSON, OUT_CSV, OUT_PROM, OUT_N };
@@ -146,6 +175,7 @@ typedef struct {
     scn_override set[CLI_MAX_SET];   /* --set KEY=VALUE, pointing into argv */
     size_t nset;
     char set_buf[CLI_MAX_SET][256];
+    const char *plot_dir;
     bool force, quiet, have_seed;
     unsigned long long seed;
     int replications, threads;
@@ -203,6 +233,11 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             a->set[a->nset].key = b;
             a->set[a->nset].value = b + (eq - v) + 1;
             a->nset++;
+            i++;
+        } else if (!strcmp(o, "--plot")) {
+            if (!v || !*v)
+                return bad_arg(o, "a directory", v);
+            a->plot_dir = v;
             i++;
         } else if (!strcmp(o, "--json") || !strcmp(o, "--csv") || !strcmp(o, "--prom")) {
             int k = o[2] == 'j' ? OUT_JSON : o[2] == 'c' ? OUT_CSV : OUT_PROM;
@@ -287,6 +322,20 @@ static int cmd_run(int argc, char **argv)
             return CLI_BAD_INPUT;
         }
 
+    if (a.plot_dir && !a.force) {          /* the pictures must not replace a user's files */
+        static const char *const names[] = { "cdf", "budget", "series" };
+        static const char *const exts[] = { "dat", "gp", "png", "svg" };
+        for (int k = 0; k < 3; k++)
+            for (int x = 0; x < 4; x++) {
+                char f[4200];
+                snprintf(f, sizeof f, "%s/%s.%s", a.plot_dir, names[k], exts[x]);
+                if (access(f, F_OK) == 0) {
+                    fprintf(stderr, "vlsim run: --plot: %s already exists; pass --force to replace it\n", f);
+                    cfg_free(&cfg);
+                    return CLI_BAD_INPUT;
+                }
+            }
+    }
     bool table = !a.quiet;
     for (int k = 0; k < OUT_N; k++)
         if (a.out[k] && !strcmp(a.out[k], "-"))
@@ -330,6 +379,23 @@ static int cmd_run(int argc, char **argv)
         fprintf(stderr, "vlsim run: %s\n", err);
     } else if (table) {
         report_table(stdout, &res, wall_s);
+    }
+    if (rc == CLI_OK && a.plot_dir) {
+        plot_opts po;
+        plot_opts_default(&po);
+        char tbuf[4200];
+        po.template_dir = cli_template_dir(tbuf, sizeof tbuf);
+        plot_summary sum;
+        po.summary = &sum;
+        if (mkdir(a.plot_dir, 0777) != 0 && errno != EEXIST) {
+            fprintf(stderr, "vlsim run: --plot %s: %s\n", a.plot_dir, strerror(errno));
+            rc = CLI_FAIL;
+        } else if (plot_run(&res, a.plot_dir, &po, err, sizeof err) != PLOT_OK) {
+            fprintf(stderr, "vlsim run: --plot: %s\n", err);
+            rc = CLI_FAIL;
+        } else if (table) {
+            plot_summary_report(stdout, a.plot_dir, &sum);
+        }
     }
     run_result_free(&res);
     cfg_free(&cfg);

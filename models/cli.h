@@ -25,6 +25,10 @@ void cli_progress_cb(void *p, int done, int total);
 /* Seconds since the progress started. */
 double cli_progress_elapsed(const cli_progress *p);
 
+/* Where the gnuplot templates are: $VLSIM_PLOTS, ./plots (a checkout), or
+ * PREFIX/share/vlsim/plots beside an installed PREFIX/bin/vlsim. */
+const char *cli_template_dir(char *buf, size_t n);
+
 /* The sweep subcommands (cli_sweep.c); argv starts after the command name. */
 int cli_sweep(int argc, char **argv);
 int cli_capacity(int argc, char **argv);

@@ -391,29 +391,6 @@ int cli_frontier(int argc, char **argv)
 
 /* ---- vlsim plot ------------------------------------------------------------------ */
 
-/* Where the gnuplot templates are: $VLSIM_PLOTS, ./plots (a checkout), or
- * PREFIX/share/vlsim/plots beside an installed binary (PREFIX/bin/vlsim). */
-static const char *template_dir(char *buf, size_t n)
-{
-    const char *env = getenv("VLSIM_PLOTS");
-    if (env && *env)
-        return env;
-    if (access("plots/frontier.gp.in", R_OK) == 0)
-        return "plots";
-    char exe[4096];
-    ssize_t len = readlink("/proc/self/exe", exe, sizeof exe - 1);
-    if (len > 0) {
-        exe[len] = 0;
-        char *slash = strrchr(exe, '/');
-        if (slash) {
-            *slash = 0;
-            snprintf(buf, n, "%s/../share/vlsim/plots", exe);
-            return buf;
-        }
-    }
-    return "plots";
-}
-
 int cli_plot(int argc, char **argv)
 {
     plot_opts o;
@@ -449,7 +426,7 @@ int cli_plot(int argc, char **argv)
         o.targets = targets;
         o.ntargets = ntargets;
     }
-    o.template_dir = template_dir(tbuf, sizeof tbuf);
+    o.template_dir = cli_template_dir(tbuf, sizeof tbuf);
     plot_summary sum;
     o.summary = &sum;
     int rc = plot_dir(dir, &o, err, sizeof err);

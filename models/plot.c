@@ -841,9 +841,8 @@ done:
     return rc;
 }
 
-/* ---- plot_dir ------------------------------------------------------------------------------ */
-
-int plot_dir(const char *dir, const plot_opts *o, char *err, size_t errlen)
+/* Clear the summary; dir must be a directory. */
+static int check_dir(const char *dir, const plot_opts *o, char *err, size_t errlen)
 {
     if (o->summary)
         memset(o->summary, 0, sizeof *o->summary);
@@ -856,6 +855,15 @@ int plot_dir(const char *dir, const plot_opts *o, char *err, size_t errlen)
         fmt_err(err, errlen, "%s: not a directory", dir);
         return PLOT_BAD_INPUT;
     }
+    return PLOT_OK;
+}
+
+/* ---- plot_dir ------------------------------------------------------------------------------ */
+
+int plot_dir(const char *dir, const plot_opts *o, char *err, size_t errlen)
+{
+    if (check_dir(dir, o, err, errlen) != PLOT_OK)
+        return PLOT_BAD_INPUT;
     char csv[4096];
     if (path_join(csv, sizeof csv, dir, "results.csv", err, errlen) != 0)
         return PLOT_BAD_INPUT;
@@ -881,5 +889,238 @@ int plot_dir(const char *dir, const plot_opts *o, char *err, size_t errlen)
     if (rc == PLOT_OK)
         rc = plot_capacity(dir, &t, tg, ntg, o, err, errlen);
     frontier_free(&t);
+    return rc;
+}
+
+/* ---- one run: the per-stage CDFs ------------------------------------------------------------ */
+
+/* The CDF of h as "x fraction" lines: (bucket upper edge, fraction <= it),
+ * a point only when the fraction moved >= 0.25 % since the last one, the
+ * first and last bucket always; values over the range end it at h->max.
+ * Returns the number of points (0: nothing on a log axis). */
+static int cdf_curve(sbuf *d, const hist_t *h)
+{
+    if (h->n == 0 || h->n <= h->n_low + h->n_high)
+        return 0;
+    double n = (double)h->n, last = -1;
+    uint64_t cum = h->n_low;
+    int np = 0;
+    for (uint32_t i = h->lo; i <= h->hi; i++) {
+        if (!h->counts[i])
+            continue;
+        cum += h->counts[i];
+        double f = (double)cum / n;
+        if (i == h->lo || i == h->hi || f - last >= 0.0025) {
+            sb_add(d, "%.10g %.10g\n", hist_bucket_upper(i), f);
+            last = f;
+            np++;
+        }
+    }
+    if (h->n_high) {
+        sb_add(d, "%.10g 1\n", h->max);
+        np++;
+    }
+    return np;
+}
+
+static int plot_cdf(const char *dir, const run_result *r, const plot_opts *o, char *err,
+                    size_t errlen)
+{
+    const scenario_cfg *cfg = r->cfg;
+    sbuf d = { 0 }, names = { 0 };
+    int nc = 0;
+    sb_add(&d, "# cdf.dat — written by vlsim run --plot: latency CDFs, one index per curve\n"
+           "# (pooled over all replications), thinned to points 0.25 %% of the fraction apart\n"
+           "# columns: ms fraction_at_or_below\n");
+    for (int s = 0; s <= cfg->nstages; s++) {
+        bool e2e = s == cfg->nstages;
+        if (!e2e && cfg->stages[s].path != PATH_FRAME)
+            continue;
+        static const hist_t none;
+        const hist_t *h = e2e ? &r->cdf_e2e : r->cdf_stage ? &r->cdf_stage[s] : &none;
+        char title[128];
+        if (e2e)
+            snprintf(title, sizeof title, "frame end to end");
+        else
+            snprintf(title, sizeof title, "%s (sojourn)", cfg->stages[s].name);
+        if (h->n == 0) {
+            note(o, "cdf: %s skipped, no values", title);
+            continue;
+        }
+        if (h->n <= h->n_low + h->n_high && h->n_high == 0) {
+            note(o, "cdf: %s skipped, every value is 0 (no place on a log axis)", title);
+            continue;
+        }
+        sb_add(&d, "%s# index %d: %s, %llu values\n", nc ? "\n\n" : "", nc, title,
+               (unsigned long long)h->n);
+        cdf_curve(&d, h);
+        sb_add(&names, "%s\"", nc ? ", " : "");
+        sb_quoted(&names, title);
+        sb_add(&names, "\"");
+        nc++;
+    }
+    int rc = PLOT_FAIL;
+    if (nc == 0) {
+        note(o, "cdf: skipped, no latencies recorded");
+        rc = PLOT_OK;
+        goto done;
+    }
+    if (d.oom || names.oom) {
+        fmt_err(err, errlen, "out of memory");
+        goto done;
+    }
+    rc = write_atomic(dir, "cdf.dat", sb_str(&d), d.n, o, err, errlen);
+    if (rc != PLOT_OK)
+        goto done;
+    char ns[16];
+    snprintf(ns, sizeof ns, "%d", nc);
+    field fs[16] = {
+        { "TITLE", "Per-stage latency: where the tail comes from (CDF, log scale)" },
+        { "NSERIES", ns }, { "SERIES", sb_str(&names) },
+    };
+    rc = script_and_draw(dir, "cdf", fs, 3, o, err, errlen);
+done:
+    free(d.s);
+    free(names.s);
+    return rc;
+}
+
+/* ---- one run: stage p99s against the budget --------------------------------------------------- */
+
+static int plot_budget(const char *dir, const run_result *r, const plot_opts *o, char *err,
+                       size_t errlen)
+{
+    const scenario_cfg *cfg = r->cfg;
+    sbuf d = { 0 }, names = { 0 }, title = { 0 };
+    int ns = 0, nobudget = 0;
+    double sp = 0, sb = 0, e2e = r->e2e.p99.mean;
+    sb_add(&d, "# budget.dat — written by vlsim run --plot: per frame-path stage, its p99 "
+           "(mean over replications)\n# and its budget (0 = none), with where each sits in "
+           "its stacked bar\n# columns: stage name p99_ms budget_ms p99_from p99_to "
+           "budget_from budget_to\n");
+    for (int s = 0; s < cfg->nstages; s++) {
+        const stage_cfg *st = &cfg->stages[s];
+        if (st->path != PATH_FRAME)
+            continue;
+        double p = r->stage[s].sojourn.p99.mean, b = st->budget_ms > 0 ? st->budget_ms : 0;
+        if (!isfinite(p))
+            p = 0;
+        sb_add(&d, "%d %s %.10g %.10g %.10g %.10g %.10g %.10g\n", s, st->name, p, b, sp, sp + p,
+               sb, sb + b);
+        sp += p;
+        sb += b;
+        char key[128];
+        snprintf(key, sizeof key, "%s%s", st->name, b > 0 ? "" : " (no budget: 0)");
+        nobudget += b <= 0;
+        sb_add(&names, "%s\"", ns ? ", " : "");
+        sb_quoted(&names, key);
+        sb_add(&names, "\"");
+        ns++;
+    }
+    int rc = PLOT_FAIL;
+    if (ns == 0) {
+        note(o, "budget: skipped, no frame-path stage");
+        rc = PLOT_OK;
+        goto done;
+    }
+    if (nobudget)
+        note(o, "budget: %d stage%s without a budget, drawn as 0", nobudget,
+             nobudget == 1 ? "" : "s");
+    sb_add(&title, "Stage p99s stacked against the budget (they add to more than the true "
+           "frame p99)\\n");
+    char sub[256];
+    snprintf(sub, sizeof sub, "sum of stage p99s %.4g ms, sum of budgets %.4g ms, true frame "
+             "p99 %.4g ms", sp, sb, e2e);
+    sb_quoted(&title, sub);
+    if (d.oom || names.oom || title.oom) {
+        fmt_err(err, errlen, "out of memory");
+        goto done;
+    }
+    rc = write_atomic(dir, "budget.dat", sb_str(&d), d.n, o, err, errlen);
+    if (rc != PLOT_OK)
+        goto done;
+    char nss[16], es[64], ymax[64];
+    snprintf(nss, sizeof nss, "%d", ns);
+    snprintf(es, sizeof es, "%.10g", isfinite(e2e) ? e2e : 0.0);
+    snprintf(ymax, sizeof ymax, "%.10g", 1.15 * fmax(fmax(sp, sb), isfinite(e2e) ? e2e : 0) + 1e-9);
+    field fs[16] = {
+        { "TITLE", sb_str(&title) }, { "NSERIES", nss }, { "SERIES", sb_str(&names) },
+        { "E2E_P99", es }, { "YMAX", ymax },
+    };
+    rc = script_and_draw(dir, "budget", fs, 5, o, err, errlen);
+done:
+    free(d.s);
+    free(names.s);
+    free(title.s);
+    return rc;
+}
+
+/* ---- one run: the time series ------------------------------------------------------------------ */
+
+static const char *num_or_nan(char *buf, size_t n, double v)
+{
+    if (isfinite(v))
+        snprintf(buf, n, "%.10g", v);
+    else
+        snprintf(buf, n, "NaN");
+    return buf;
+}
+
+static int plot_series(const char *dir, const run_result *r, const plot_opts *o, char *err,
+                       size_t errlen)
+{
+    if (r->nseries <= 0 || !r->series) {
+        note(o, "series: skipped, the run recorded no time series");
+        return PLOT_OK;
+    }
+    sbuf d = { 0 };
+    int maxlevel = 0;
+    sb_add(&d, "# series.dat — written by vlsim run --plot: replication 0 over time (warm-up "
+           "included), one line per control tick\n# columns: t_s fps level queue_fill "
+           "p99_ms\n");
+    for (int k = 0; k < r->nseries; k++) {
+        const series_point *p = &r->series[k];
+        char a[32], b[32], c[32], e[32];
+        sb_add(&d, "%s %s %d %s %s\n", num_or_nan(a, sizeof a, p->t_s),
+               num_or_nan(b, sizeof b, p->fps), p->level, num_or_nan(c, sizeof c, p->queue_fill),
+               num_or_nan(e, sizeof e, p->p99_ms));
+        if (p->level > maxlevel)
+            maxlevel = p->level;
+    }
+    int rc = PLOT_FAIL;
+    if (d.oom) {
+        fmt_err(err, errlen, "out of memory");
+        goto done;
+    }
+    rc = write_atomic(dir, "series.dat", sb_str(&d), d.n, o, err, errlen);
+    if (rc != PLOT_OK)
+        goto done;
+    char ml[16];
+    snprintf(ml, sizeof ml, "%d", maxlevel < 1 ? 1 : maxlevel);
+    field fs[16] = {
+        { "TITLE", "One run over time: load, degradation, queue fill and frame p99" },
+        { "MAXLEVEL", ml },
+    };
+    rc = script_and_draw(dir, "series", fs, 2, o, err, errlen);
+done:
+    free(d.s);
+    return rc;
+}
+
+/* ---- plot_run ------------------------------------------------------------------------------------ */
+
+int plot_run(const run_result *r, const char *dir, const plot_opts *o, char *err, size_t errlen)
+{
+    if (check_dir(dir, o, err, errlen) != PLOT_OK)
+        return PLOT_BAD_INPUT;
+    if (!r || !r->cfg || !r->stage) {
+        fmt_err(err, errlen, "plot_run: no run result");
+        return PLOT_BAD_INPUT;
+    }
+    int rc = plot_cdf(dir, r, o, err, errlen);
+    if (rc == PLOT_OK)
+        rc = plot_budget(dir, r, o, err, errlen);
+    if (rc == PLOT_OK)
+        rc = plot_series(dir, r, o, err, errlen);
     return rc;
 }

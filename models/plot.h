@@ -34,6 +34,7 @@
 #include <stdio.h>
 #include <stddef.h>
 #include "models/frontier.h"
+#include "models/run.h"
 
 /* Where the templates are when plot_opts.template_dir is NULL; the build
  * may define it (make install: $(PREFIX)/share/vlsim/plots). */
@@ -73,6 +74,22 @@ void plot_opts_default(plot_opts *o);
  * results.csv, a missing template) or PLOT_FAIL (gnuplot missing or
  * failing, I/O), with a message. */
 int plot_dir(const char *dir, const plot_opts *o, char *err, size_t errlen);
+
+/* The pictures of one run (`vlsim run FILE --plot DIR`), into dir, which
+ * must exist; same files, atomic writes, gnuplot rules and return codes as
+ * plot_dir (o->targets unused). NAME.dat + NAME.gp + NAME.png + NAME.svg for
+ *   cdf      per-stage latency CDFs (log x, ms): one curve per frame-path
+ *            stage's pooled sojourn histogram (r->cdf_stage[s]; empty:
+ *            skipped with a note) and the frame's end to end (r->cdf_e2e);
+ *            each curve is (bucket upper edge, fraction <= it), thinned to
+ *            points 0.25 % of the fraction apart, ending at fraction 1.
+ *   budget   the frame-path stages' p99s stacked beside their budgets
+ *            (budget_ms, 0 = none, drawn 0 and said so in the key), with the
+ *            true frame p99 (r->e2e.p99.mean) as a line.
+ *   series   replication 0 over time (r->series): arrivals (frames/s) and
+ *            windowed frame p99, degradation level and queue fill; skipped
+ *            with a note when r->nseries == 0. */
+int plot_run(const run_result *r, const char *dir, const plot_opts *o, char *err, size_t errlen);
 
 /* The summary as lines of text: "wrote DIR/frontier.png, ..." then the
  * notes, each on a line starting "note: ". */

@@ -361,3 +361,22 @@ Test(cli, help_matches_man_page_and_install)
     cr_expect_eq(sh("test -f %s/root/usr/share/man/man1/vlsim.1", dir), 0);
     cr_expect_eq(sh("%s/root/usr/bin/vlsim --version | grep -q '^vlsim'", dir), 0);
 }
+
+/* vlsim run --plot DIR draws the three one-run pictures; drawing again into
+ * the same DIR needs --force. */
+Test(cli, run_plot)
+{
+    cr_assert_eq(sh("./vlsim run scenarios/flash-crowd.yaml --duration 20 --replications 2 -q "
+                    "--plot %s/pics", dir), 0);
+    static const char *names[] = { "cdf", "budget", "series" };
+    for (int k = 0; k < 3; k++) {
+        cr_expect_eq(sh("test -s %s/pics/%s.png && test -s %s/pics/%s.svg", dir, names[k], dir,
+                        names[k]), 0, "%s pictures missing", names[k]);
+        cr_expect_eq(sh("head -c 8 %s/pics/%s.png | od -An -tx1 | tr -d ' \\n' | grep -q '^89504e470d0a1a0a$'",
+                        dir, names[k]), 0, "%s.png is not a PNG", names[k]);
+    }
+    cr_expect_eq(sh("./vlsim run scenarios/flash-crowd.yaml --duration 5 --replications 2 -q "
+                    "--plot %s/pics 2>/dev/null", dir), 2);
+    cr_expect_eq(sh("./vlsim run scenarios/flash-crowd.yaml --duration 5 --replications 2 -q "
+                    "--plot %s/pics --force", dir), 0);
+}

@@ -326,3 +326,198 @@ Test(plot, gnuplot_error_is_reported)
     rm_tree(dir);
     rm_tree(tdir);
 }
+
+/* ---- plot_run: the pictures of one run ---------------------------------------------- */
+
+/* A run built by hand: frame stages "decode" (budget 30) and "infer"
+ * (budget 50), a response stage left out of every picture. */
+typedef struct {
+    scenario_cfg cfg;
+    run_result r;
+    series_point pts[5];
+} hand_run;
+
+static void hand_run_init(hand_run *h)
+{
+    memset(h, 0, sizeof *h);
+    h->cfg.nstages = 3;
+    h->cfg.stages = calloc(3, sizeof *h->cfg.stages);
+    const char *names[3] = { "decode", "infer", "response" };
+    const double budgets[3] = { 30, 50, 0 };
+    for (int s = 0; s < 3; s++) {
+        snprintf(h->cfg.stages[s].name, sizeof h->cfg.stages[s].name, "%s", names[s]);
+        h->cfg.stages[s].path = s == 2 ? PATH_RESPONSE : PATH_FRAME;
+        h->cfg.stages[s].budget_ms = budgets[s];
+    }
+    run_result *r = &h->r;
+    r->cfg = &h->cfg;
+    r->nrep = 1;
+    r->stage = calloc(3, sizeof *r->stage);
+    r->stage[0].sojourn.p99.mean = 12.5;
+    r->stage[1].sojourn.p99.mean = 41.25;
+    r->stage[2].sojourn.p99.mean = 999;
+    r->e2e.p99.mean = 47.75;
+    r->cdf_stage = calloc(3, sizeof *r->cdf_stage);
+    for (int s = 0; s < 3; s++)
+        cr_assert_eq(hist_init(&r->cdf_stage[s]), 0);
+    cr_assert_eq(hist_init(&r->cdf_e2e), 0);
+    for (int v = 1; v <= 100; v++)           /* decode: 1..100 ms, 10 % at or below 10 */
+        hist_record(&r->cdf_stage[0], v);
+    for (int k = 0; k < 20000; k++)          /* infer: many values, to be thinned */
+        hist_record(&r->cdf_stage[1], 1 + k * 0.05);
+    hist_record(&r->cdf_stage[2], 5);
+    hist_record(&r->cdf_e2e, 0);             /* e2e: 0, 5, 50, 500: 3/4 at or below 50 */
+    hist_record(&r->cdf_e2e, 5);
+    hist_record(&r->cdf_e2e, 50);
+    hist_record(&r->cdf_e2e, 500);
+    for (int k = 0; k < 5; k++)
+        h->pts[k] = (series_point){ .t_s = k + 1, .fps = 100 + 10 * k, .level = k / 2,
+                                    .queue_fill = 0.125 * k, .p99_ms = 20 + 7.5 * k };
+    r->series = h->pts;
+    r->nseries = 5;
+}
+
+static void hand_run_free(hand_run *h)
+{
+    for (int s = 0; s < 3; s++)
+        hist_free(&h->r.cdf_stage[s]);
+    hist_free(&h->r.cdf_e2e);
+    free(h->r.cdf_stage);
+    free(h->r.stage);
+    free(h->cfg.stages);
+}
+
+/* Each curve of cdf.dat: fractions non-decreasing, ending at 1, at most
+ * ~400 points; returns the number of curves. Sets *at50 to the e2e fraction
+ * at the point whose x is within 50's bucket, *at10 to decode's at 10. */
+static int check_cdf(const char *dat, double *at10, double *at50)
+{
+    int ncurves = 0, npts = 0;
+    double last = -1;
+    bool in = false;
+    const char *p = dat;
+    char title[512] = "";
+    for (;;) {
+        const char *e = strchr(p, '\n');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        char line[512];
+        snprintf(line, sizeof line, "%.*s", (int)(l < sizeof line ? l : sizeof line - 1), p);
+        if (line[0] == 0 || line[0] == '#') {
+            if (in) {
+                cr_assert_float_eq(last, 1.0, 1e-12, "%s: ends at %g", title, last);
+                cr_assert_leq(npts, 402, "%s: %d points", title, npts);
+                in = false;
+            }
+            if (strncmp(line, "# index", 7) == 0)
+                snprintf(title, sizeof title, "%s", line);
+        } else {
+            double x, f;
+            cr_assert_eq(sscanf(line, "%lf %lf", &x, &f), 2, "%s", line);
+            if (!in) {
+                in = true;
+                ncurves++;
+                npts = 0;
+                last = -1;
+            }
+            cr_assert_geq(f, last, "%s: fraction falls at %g", title, x);
+            cr_assert(f > 0 && f <= 1);
+            last = f;
+            npts++;
+            if (strstr(title, "decode") && x >= 10 && x < 10.02)
+                *at10 = f;
+            if (strstr(title, "frame end to end") && x >= 50 && x < 50.1)
+                *at50 = f;
+        }
+        if (!e)
+            break;
+        p = e + 1;
+    }
+    return ncurves;
+}
+
+Test(plot, run_pictures)
+{
+    hand_run h;
+    hand_run_init(&h);
+    char dir[64];
+    mk_tmpdir(dir, sizeof dir);
+    plot_opts o;
+    plot_opts_default(&o);
+    plot_summary s;
+    o.summary = &s;
+    char err[1024] = "";
+    int rc = plot_run(&h.r, dir, &o, err, sizeof err);
+    cr_assert_eq(rc, PLOT_OK, "%s", err);
+    static const char *const RUN_FILES[] = {
+        "cdf.dat", "cdf.gp", "cdf.png", "cdf.svg", "budget.dat", "budget.gp", "budget.png",
+        "budget.svg", "series.dat", "series.gp", "series.png", "series.svg",
+    };
+    for (size_t k = 0; k < sizeof RUN_FILES / sizeof RUN_FILES[0]; k++)
+        assert_picture(dir, RUN_FILES[k]);
+    cr_assert_eq(s.nfiles, 12);
+    assert_no_temporaries(dir);
+
+    char *cdf = slurp_in(dir, "cdf.dat", NULL);
+    double at10 = -1, at50 = -1;
+    cr_assert_eq(check_cdf(cdf, &at10, &at50), 3, "decode, infer, e2e: %s", cdf);
+    cr_assert_null(strstr(cdf, "response"));
+    cr_assert_float_eq(at10, 0.10, 1e-12, "decode at 10 ms");
+    cr_assert_float_eq(at50, 0.75, 1e-12, "e2e at 50 ms");
+    free(cdf);
+    char *gp = slurp_in(dir, "cdf.gp", NULL);
+    cr_assert_not_null(strstr(gp, "where the tail comes from"));
+    cr_assert_not_null(strstr(gp, "\"infer (sojourn)\""));
+    free(gp);
+
+    char *bud = slurp_in(dir, "budget.dat", NULL);
+    cr_assert_not_null(strstr(bud, "\n0 decode 12.5 30 0 12.5 0 30\n"), "%s", bud);
+    cr_assert_not_null(strstr(bud, "\n1 infer 41.25 50 12.5 53.75 30 80\n"), "%s", bud);
+    cr_assert_null(strstr(bud, "response"));
+    free(bud);
+    gp = slurp_in(dir, "budget.gp", NULL);
+    cr_assert_not_null(strstr(gp, "e2e_p99 = 47.75"));
+    cr_assert_not_null(strstr(gp, "sum of stage p99s 53.75 ms, sum of budgets 80 ms"));
+    free(gp);
+
+    char *ser = slurp_in(dir, "series.dat", NULL);
+    cr_assert_not_null(strstr(ser, "\n1 100 0 0 20\n2 110 0 0.125 27.5\n3 120 1 0.25 35\n"
+                              "4 130 1 0.375 42.5\n5 140 2 0.5 50\n"), "%s", ser);
+    free(ser);
+    rm_tree(dir);
+    hand_run_free(&h);
+}
+
+Test(plot, run_without_series_or_budgets)
+{
+    hand_run h;
+    hand_run_init(&h);
+    h.r.nseries = 0;
+    h.cfg.stages[1].budget_ms = 0;
+    hist_reset(&h.r.cdf_stage[1]);   /* infer: nothing recorded */
+    char dir[64];
+    mk_tmpdir(dir, sizeof dir);
+    plot_opts o;
+    plot_opts_default(&o);
+    plot_summary s;
+    o.summary = &s;
+    char err[1024] = "";
+    cr_assert_eq(plot_run(&h.r, dir, &o, err, sizeof err), PLOT_OK, "%s", err);
+    cr_assert_eq(s.nfiles, 8);
+    cr_assert(!exists_in(dir, "series.dat"));
+    cr_assert(!exists_in(dir, "series.png"));
+    cr_assert(has_note(&s, "series: skipped"));
+    cr_assert(has_note(&s, "cdf: infer (sojourn) skipped, no values"));
+    cr_assert(has_note(&s, "budget: 1 stage without a budget"));
+    char *gp = slurp_in(dir, "budget.gp", NULL);
+    cr_assert_not_null(strstr(gp, "infer (no budget: 0)"));
+    free(gp);
+    char *bud = slurp_in(dir, "budget.dat", NULL);
+    cr_assert_not_null(strstr(bud, "\n1 infer 41.25 0 12.5 53.75 30 30\n"), "%s", bud);
+    free(bud);
+    assert_no_temporaries(dir);
+    rm_tree(dir);
+
+    /* no directory: bad input */
+    cr_assert_eq(plot_run(&h.r, "/nonexistent/vlsim-plot", &o, err, sizeof err), PLOT_BAD_INPUT);
+    hand_run_free(&h);
+}

@@ -182,14 +182,14 @@ void pipe_queue_full(pipe_t *p, station_t *stn, fifo_t *q, uint32_t i, int *keep
 /* The sampler: keep frame i? With scene changes, a change (a Poisson
  * process per stream, drawn lazily) makes the stream's next scene_burst
  * frames all kept; other frames are kept with probability keep_ratio. */
-static int kept(pipe_t *p, const station_t *stn, uint32_t i, double now)
+static int kept(pipe_t *p, station_t *stn, uint32_t i)
 {
     const stage_cfg *c = stn->cfg;
     if (c->keep == KEEP_RATIO && stn->scene_next) {
         uint32_t j = p->cfg->workload.arrival == ARRIVAL_PERIODIC ? p->items[i].stream : 0;
         double gap = 60000.0 / c->scene_per_min;
-        now = p->items[i].t_sys;         /* changes are judged at capture, not at the sampler */
-        while (stn->scene_next[j] <= now) {
+        double captured = p->items[i].t_sys;   /* changes are judged at capture, not here */
+        while (stn->scene_next[j] <= captured) {
             stn->scene_left[j] = c->scene_burst;
             stn->scene_next[j] += dist_exp_draw(stn->keep_rng, gap);
         }
@@ -284,7 +284,7 @@ static void release(pipe_t *p, int s, uint32_t i, double now)
     double e2e = now - it->t_sys;
     if (stn->cfg->tokens_out > 0)
         it->tokens = (uint32_t)stn->cfg->tokens_out;
-    if (it->kind == ITEM_FRAME && stn->cfg->keep != KEEP_ALL && !kept(p, stn, i, now)) {
+    if (it->kind == ITEM_FRAME && stn->cfg->keep != KEEP_ALL && !kept(p, stn, i)) {
         st->sampled_out++;
         o->sampled_out++;
         item_free(p, i);

@@ -259,6 +259,27 @@ double dist_sample(const dist_t *d, gsl_rng *r)
     return 0;
 }
 
+void dist_scale(dist_t *d, double k)
+{
+    switch (d->kind) {
+    case DIST_CONSTANT:
+    case DIST_EXPONENTIAL: d->p0 *= k; break;
+    case DIST_UNIFORM:     d->p0 *= k; d->p1 *= k; break;
+    case DIST_LOGNORMAL:   d->p0 += log(k); break;
+    case DIST_GAMMA:
+    case DIST_WEIBULL:
+    case DIST_PARETO:      d->p1 *= k; break;
+    case DIST_EMPIRICAL:
+        for (size_t i = 0; i < d->nvalues; i++)
+            d->values[i] *= k;
+        break;
+    case DIST_MIXTURE:
+        for (size_t i = 0; i < d->nparts; i++)
+            dist_scale(&d->parts[i], k);
+        break;
+    }
+}
+
 /* ---- moments ----------------------------------------------------------- */
 
 /* Gamma function for x >= 1; beyond GSL's range the value overflows a

@@ -78,6 +78,11 @@ double dist_sample(const dist_t *d, gsl_rng *r);
 /* Closed-form moments; INFINITY where they do not exist (pareto shape <= 1 / <= 2). */
 double dist_mean(const dist_t *d);
 double dist_var(const dist_t *d);
+/* Multiply every value the dist draws by k (> 0, finite): each family's
+ * scale parameter (lognormal: mu + ln k; empirical: each sample; mixture:
+ * each component), so that on the same random stream every draw is k times
+ * the draw before (common random numbers; what-if speedups). */
+void dist_scale(dist_t *d, double k);
 /* Release what the dist owns (recursively for mixtures); safe on a zeroed dist. */
 void dist_free(dist_t *d);
 /* Human name of a kind, as written in scenarios ("exponential"). */

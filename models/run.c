@@ -109,7 +109,12 @@ static int result_alloc(const scenario_cfg *cfg, run_result *res)
     res->gpu = calloc((size_t)(ng > 0 ? ng : 1), sizeof *res->gpu);
     res->series = malloc(PIPE_MAX_SERIES * sizeof *res->series);
     res->cdf_stage = calloc((size_t)cfg->nstages, sizeof *res->cdf_stage);
-    if (!res->stage || !res->gpu || !res->series || !res->cdf_stage || hist_init(&res->cdf_e2e))
+    res->rep_e2e = calloc((size_t)cfg->replications, sizeof *res->rep_e2e);
+    res->rep_response = calloc((size_t)cfg->replications, sizeof *res->rep_response);
+    res->rep_stage = calloc((size_t)cfg->replications * (size_t)cfg->nstages,
+                            sizeof *res->rep_stage);
+    if (!res->stage || !res->gpu || !res->series || !res->cdf_stage || !res->rep_e2e
+        || !res->rep_response || !res->rep_stage || hist_init(&res->cdf_e2e))
         return -1;
     for (int s = 0; s < cfg->nstages; s++)
         if (hist_init(&res->cdf_stage[s]))
@@ -225,8 +230,21 @@ static lat_est estimate(const lat_digest *v, int n)
     return e;
 }
 
+static rep_lat rep_value(const lat_digest *d)
+{
+    rep_lat v = { d->mean, d->p50, d->p90, d->p95, d->p99, d->p999 };
+    return v;
+}
+
 static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_result *res)
 {
+    for (int r = 0; r < n; r++) {
+        res->rep_e2e[r] = rep_value(&dig[r].e2e);
+        res->rep_response[r] = rep_value(&dig[r].response);
+        for (int s = 0; s < cfg->nstages; s++)
+            res->rep_stage[(size_t)r * (size_t)cfg->nstages + (size_t)s]
+                = rep_value(&dig[r].stage[s].sojourn);
+    }
     lat_digest *tmp = malloc((size_t)n * sizeof *tmp);
     double *col = malloc((size_t)n * 4 * sizeof *col);
     if (!tmp || !col) {           /* tiny; treat as impossible but stay safe */
@@ -559,11 +577,15 @@ void run_result_free(run_result *res)
             hist_free(&res->cdf_stage[s]);
     hist_free(&res->cdf_e2e);
     free(res->cdf_stage);
+    free(res->rep_e2e);
+    free(res->rep_response);
+    free(res->rep_stage);
     free(res->series);
     free(res->stage);
     free(res->gpu);
     res->stage = NULL;
     res->gpu = NULL;
     res->cdf_stage = NULL;
+    res->rep_e2e = res->rep_response = res->rep_stage = NULL;
     res->series = NULL;
 }

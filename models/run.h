@@ -27,6 +27,14 @@ typedef struct {
     double max;
 } lat_est;
 
+/* One replication's own value of each statistic of a latency distribution
+ * (its histogram's mean and percentiles), kept in replication order so that
+ * two runs with the same seed can be compared replication by replication
+ * (paired differences; models/compare.h). */
+typedef struct {
+    double mean, p50, p90, p95, p99, p999;
+} rep_lat;
+
 typedef struct {
     lat_est wait, service, sojourn;
     uint64_t arrivals, completed, drop_queue_full, drop_timeout, drop_policy;   /* totals */
@@ -91,6 +99,10 @@ typedef struct {
     hist_t cdf_e2e;
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
     double e2e_sum;
+    /* per replication, in replication order (nrep each; bounded by the
+     * replications, not by time): frames end to end, the response path,
+     * and each stage's sojourn at rep_stage[r * nstages + s] */
+    rep_lat *rep_e2e, *rep_response, *rep_stage;
     uint64_t events;             /* over all replications (and the pilot) */
     uint64_t peak_in_flight;
     char warnings[RUN_MAX_WARNINGS][256];

@@ -22,4 +22,12 @@ stats_ci stats_t_interval(const double *x, size_t n, double level);
 /* Same for values spaced stride doubles apart (columns of a row-major table). */
 stats_ci stats_t_interval_strided(const double *x, size_t n, size_t stride, double level);
 
+/* The difference mean(y) - mean(x) of two independent samples with its
+ * interval by Welch's t (unequal variances, Welch-Satterthwaite degrees of
+ * freedom): the unpaired comparison. mean is the difference, sd its
+ * standard error, n the smaller sample size; lo and hi are NaN when either
+ * sample has fewer than 2 values. When both variances are 0 the interval is
+ * [diff, diff]. */
+stats_ci stats_welch_diff(const double *x, size_t nx, const double *y, size_t ny, double level);
+
 #endif

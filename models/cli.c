@@ -428,6 +428,12 @@ int cli_main(int argc, char **argv)
         return cli_frontier(argc - 2, argv + 2);
     if (!strcmp(cmd, "plot"))
         return cli_plot(argc - 2, argv + 2);
+    if (!strcmp(cmd, "compare"))
+        return cli_compare(argc - 2, argv + 2);
+    if (!strcmp(cmd, "sla"))
+        return cli_sla(argc - 2, argv + 2);
+    if (!strcmp(cmd, "whatif"))
+        return cli_whatif(argc - 2, argv + 2);
     fprintf(stderr, "vlsim: unknown command '%s' (see vlsim --help)\n", cmd);
     return CLI_BAD_INPUT;
 }

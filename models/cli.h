@@ -34,5 +34,9 @@ int cli_sweep(int argc, char **argv);
 int cli_capacity(int argc, char **argv);
 int cli_frontier(int argc, char **argv);
 int cli_plot(int argc, char **argv);
+/* The planning subcommands (cli_plan.c): compare, sla, whatif. */
+int cli_compare(int argc, char **argv);
+int cli_sla(int argc, char **argv);
+int cli_whatif(int argc, char **argv);
 
 #endif

@@ -326,8 +326,8 @@ void whatif_table(FILE *f, const whatif_result *res)
         for (int p = 0; p < 2; p++)
             if (res->rows[k].m[p].touched && (p == 0 || res->has_response))
                 table_row(f, res, &res->rows[k], p);
-    fprintf(f, "  (sim-Amd < 0: the re-simulated p99 is below Amdahl's prediction — queues "
-               "shrink too)\n");
+    fprintf(f, "  sim-Amd: the re-simulated p99 against Amdahl's; < 0: a better gain (the "
+               "queues shrink too), > 0: a worse one (time that is not service stays)\n");
     if (res->nrank) {
         fprintf(f, "\nstages ranked by return at x%g (p99 gain on their path, best first):\n\n",
                 res->rank_factor);

@@ -79,7 +79,8 @@ static int probe(search *sr, int g, char *err, size_t errlen)
         return 0;
     scn_override ov[64 + 1];
     size_t n = sr->nov < 64 ? sr->nov : 64;
-    memcpy(ov, sr->ov, n * sizeof *ov);
+    if (n)
+        memcpy(ov, sr->ov, n * sizeof *ov);
     char gs[32];
     snprintf(gs, sizeof gs, "%d", g);
     ov[n].key = "cluster.gpus";

@@ -246,3 +246,33 @@ Test(compare, cli_json_atomic_and_no_overwrite, .timeout = 120)
                     "--replications 1 2>/dev/null"), 2);
     sh("rm -rf %s", d);
 }
+
+/* Same seed, same bytes, whatever the number of threads. */
+Test(compare, json_independent_of_threads, .timeout = 60)
+{
+    char *out[2] = { NULL, NULL };
+    for (int t = 0; t < 2; t++) {
+        scenario_cfg a, b;
+        mm1(&a, 50, 10, 4, 30);
+        mm1(&b, 50, 10.5, 4, 30);
+        run_opts o = { t + 1, NULL, NULL };
+        run_result ra, rb;
+        char err[1024] = "";
+        cr_assert_eq(cmp_run(&a, &b, false, &o, &ra, &rb, err, sizeof err), 0, "%s", err);
+        cmp_result c;
+        cr_assert_eq(cmp_compute(&ra, &rb, false, &c, err, sizeof err), 0, "%s", err);
+        size_t len = 0;
+        FILE *f = open_memstream(&out[t], &len);
+        cmp_json(f, &c, "a", "b");
+        cmp_table(f, &c, "a", "b");
+        fclose(f);
+        cmp_free(&c);
+        run_result_free(&ra);
+        run_result_free(&rb);
+        cfg_free(&a);
+        cfg_free(&b);
+    }
+    cr_expect_str_eq(out[0], out[1]);
+    free(out[0]);
+    free(out[1]);
+}

@@ -1023,6 +1023,12 @@ Test(control, identical_for_any_thread_count)
               "pooled e2e histogram differs");
     a.series = b.series = NULL;
     a.cdf_stage = b.cdf_stage = NULL;
+    cr_expect(memcmp(r1.rep_e2e, r3.rep_e2e, (size_t)r1.nrep * sizeof *r1.rep_e2e) == 0
+              && memcmp(r1.rep_response, r3.rep_response, (size_t)r1.nrep * sizeof *r1.rep_response) == 0
+              && memcmp(r1.rep_stage, r3.rep_stage,
+                        (size_t)r1.nrep * (size_t)c.nstages * sizeof *r1.rep_stage) == 0,
+              "per-replication values differ");
+    a.rep_e2e = b.rep_e2e = a.rep_response = b.rep_response = a.rep_stage = b.rep_stage = NULL;
     memset(&a.cdf_e2e, 0, sizeof a.cdf_e2e);
     memset(&b.cdf_e2e, 0, sizeof b.cdf_e2e);
     for (int k = 0; k < a.nsla; k++)

@@ -258,5 +258,8 @@ Test(sla, plan_help_matches_man_page)
             *c = (char)(*c - 'a' + 'A');
         cr_expect(strstr(man, sect) != NULL, "no section %s", sect);
     }
+    for (size_t k = 0; k < 3; k++)
+        cr_expect_eq(sh("./vlsim --help | grep -q '^  %s '", cmds[k]), 0, "vlsim --help lacks %s",
+                     cmds[k]);
     free(man);
 }

@@ -59,6 +59,8 @@ static const char *SLA_USAGE =
     "  --target T         a target instead of the defaults, e.g. \"frame p99 <= 66\"\n"
     "                     (repeatable; frame, response or a stage; p50, p95 or p99)\n"
     "  --max-gpus N       search at most N GPUs (default: max(4 x gpus, gpus + 16))\n"
+    "  --max-drop-rate X  a GPU count that drops more than X of the frames meets no\n"
+    "                     target (default 0.01)\n"
     "  --seed N           override the scenario's seed\n"
     "  --replications N   override the number of replications\n"
     "  --duration S       override duration_s\n"
@@ -110,7 +112,8 @@ typedef struct {
     const char *out;                     /* --json or --out */
     bool force, quiet, shadow, no_rank;
     int threads, max_gpus;
-    double rank_factor;
+    double rank_factor, max_drop_rate;
+    bool have_max_drop;
     scn_override ov[PLAN_MAX_SET + 3];   /* --set, then seed / replications / duration */
     size_t nov;
     char buf[PLAN_MAX_SET + 3][256];
@@ -224,6 +227,15 @@ static int parse_plan(int argc, char **argv, plan_args *a)
         } else if (is_sla && !strcmp(o, "--max-gpus")) {
             if (pos_int(v, &a->max_gpus) != 0)
                 return bad(a, o, "an integer >= 1", v);
+            i++;
+        } else if (is_sla && !strcmp(o, "--max-drop-rate")) {
+            char *end = NULL;
+            errno = 0;
+            double x = v && *v ? strtod(v, &end) : NAN;
+            if (!v || !*v || errno || *end || !isfinite(x) || x < 0)
+                return bad(a, o, "a fraction >= 0 (0.01 is 1 %)", v);
+            a->max_drop_rate = x;
+            a->have_max_drop = true;
             i++;
         } else if (is_sla && !strcmp(o, "--target")) {
             char err[512];
@@ -438,7 +450,14 @@ int cli_sla(int argc, char **argv)
     sla_progress sp;
     sp.on = !a.quiet && isatty(STDERR_FILENO);
     cli_progress_start(&sp.ps, sp.on, "runs");
-    sla_opts o = { a.threads, a.max_gpus, sla_probe, &sp };
+    sla_opts o;
+    sla_opts_default(&o);
+    o.threads = a.threads;
+    o.max_gpus = a.max_gpus;
+    if (a.have_max_drop)
+        o.max_drop_rate = a.max_drop_rate;
+    o.probe = sla_probe;
+    o.pctx = &sp;
     sla_result res;
     char err[2048];
     rc = sla_search(a.file[0], a.ov, a.nov, a.ntg ? a.tg : NULL, a.ntg, &o, &res, err,

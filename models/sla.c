@@ -48,6 +48,12 @@ int sla_default_targets(const scenario_cfg *c, frontier_target *t, int max)
     return n;
 }
 
+void sla_opts_default(sla_opts *o)
+{
+    memset(o, 0, sizeof *o);
+    o->max_drop_rate = 0.01;
+}
+
 typedef struct {
     const char *path;
     const scn_override *ov;
@@ -57,7 +63,8 @@ typedef struct {
     int nt, max;
     bool *done;                  /* [g] probed */
     double *val, *hi;            /* [g * nt + k] */
-    double *cost;                /* [g] */
+    double *cost, *drop;         /* [g] */
+    double max_drop;
     int runs;
 } search;
 
@@ -65,6 +72,7 @@ static void record(search *sr, int g, const run_result *r)
 {
     sr->done[g] = true;
     sr->cost[g] = r->cost_per_stream_hour;
+    sr->drop[g] = r->drop_rate.mean;
     for (int k = 0; k < sr->nt; k++) {
         const stats_ci *v = sla_lookup(r, sr->t[k].metric, sr->t[k].percentile);
         size_t i = (size_t)g * (size_t)sr->nt + (size_t)k;
@@ -109,7 +117,8 @@ static int probe(search *sr, int g, char *err, size_t errlen)
 
 static bool met(const search *sr, int g, int k)
 {
-    return sr->hi[(size_t)g * (size_t)sr->nt + (size_t)k] <= sr->t[k].ms;
+    return sr->hi[(size_t)g * (size_t)sr->nt + (size_t)k] <= sr->t[k].ms
+        && !(sr->max_drop >= 0 && sr->drop[g] > sr->max_drop);
 }
 
 /* The fewest GPUs >= g0 meeting target k (0: none up to max). */
@@ -196,13 +205,17 @@ int sla_search(const char *path, const scn_override *ov, size_t nov,
     if (max < g0)
         max = g0;
     res->max_gpus = max;
+    sla_opts dflt;
+    sla_opts_default(&dflt);
+    res->max_drop_rate = (o ? o : &dflt)->max_drop_rate;
     search sr = { path, ov, nov, o, t, nt, max,
                   calloc((size_t)max + 1, sizeof(bool)),
                   calloc(((size_t)max + 1) * (size_t)nt, sizeof(double)),
                   calloc(((size_t)max + 1) * (size_t)nt, sizeof(double)),
-                  calloc((size_t)max + 1, sizeof(double)), 0 };
+                  calloc((size_t)max + 1, sizeof(double)),
+                  calloc((size_t)max + 1, sizeof(double)), res->max_drop_rate, 0 };
     int rc = 0;
-    if (!sr.done || !sr.val || !sr.hi || !sr.cost) {
+    if (!sr.done || !sr.val || !sr.hi || !sr.cost || !sr.drop) {
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
@@ -228,6 +241,7 @@ int sla_search(const char *path, const scn_override *ov, size_t nov,
             }
             a->value = sr.val[(size_t)at * nt + k];
             a->hi = sr.hi[(size_t)at * nt + k];
+            a->drop_rate = sr.drop[at];
             a->cost_per_stream_hour = a->gpus ? sr.cost[a->gpus] : NAN;
         }
         res->nanswer = nt;
@@ -237,6 +251,7 @@ int sla_search(const char *path, const scn_override *ov, size_t nov,
     free(sr.val);
     free(sr.hi);
     free(sr.cost);
+    free(sr.drop);
     if (rc != 0) {
         if (res->base.cfg)
             run_result_free(&res->base);
@@ -295,9 +310,12 @@ void sla_markdown(FILE *f, const sla_result *res)
             c->cluster.gpus == 1 ? "" : "s", c->cluster.gpu_hour_usd, cost);
     fprintf(f, "Simulated %d replication%s x %g s after %.3g s warm-up, seed %llu; "
                "[lo, hi] is the 95 %% confidence interval. A target counts as met when the "
-               "interval's upper end is within it.\n\n",
+               "interval's upper end is within it",
             r->nrep, r->nrep == 1 ? "" : "s", c->duration_s, r->warmup_ms / 1000.0,
             (unsigned long long)c->seed);
+    if (res->max_drop_rate >= 0)
+        fprintf(f, " and no more than %g %% of the frames are dropped", 100.0 * res->max_drop_rate);
+    fprintf(f, ".\n\n");
 
     fprintf(f, "## What this configuration achieves (ms)\n\n");
     fprintf(f, "| latency | p50 | p95 | p99 | p99.9 |\n|---|---|---|---|---|\n");
@@ -363,8 +381,8 @@ void sla_markdown(FILE *f, const sla_result *res)
     fprintf(f, "\n## Stricter targets and what they cost\n\n");
     fprintf(f, "GPU counts searched upward from %d to at most %d (%d run%s in all).\n\n",
             c->cluster.gpus, res->max_gpus, res->runs, res->runs == 1 ? "" : "s");
-    fprintf(f, "| target | needs | cost per stream-hour | vs now | simulated there (CI upper end) |\n"
-               "|---|---|---|---|---|\n");
+    fprintf(f, "| target | needs | cost per stream-hour | vs now | simulated there (CI upper end) "
+               "| frames dropped |\n|---|---|---|---|---|---|\n");
     for (int k = 0; k < res->nanswer; k++) {
         const sla_answer *a = &res->answer[k];
         char ts[160], p[16];
@@ -378,11 +396,12 @@ void sla_markdown(FILE *f, const sla_result *res)
             else if (isfinite(r->cost_per_stream_hour) && r->cost_per_stream_hour > 0)
                 snprintf(vs, sizeof vs, "%+.0f %%",
                          100.0 * (a->cost_per_stream_hour / r->cost_per_stream_hour - 1));
-            fprintf(f, "| %s | %d GPU%s | %s | %s | %.1f (%.1f) |\n", ts, a->gpus,
-                    a->gpus == 1 ? "" : "s", cost, vs, a->value, a->hi);
+            fprintf(f, "| %s | %d GPU%s | %s | %s | %.1f (%.1f) | %.2f %% |\n", ts, a->gpus,
+                    a->gpus == 1 ? "" : "s", cost, vs, a->value, a->hi, 100.0 * a->drop_rate);
         } else {
-            fprintf(f, "| %s | not met with up to %d GPUs | - | - | best %.1f (%.1f) at %d GPUs |\n",
-                    ts, res->max_gpus, a->value, a->hi, a->best_gpus);
+            fprintf(f, "| %s | not met with up to %d GPUs | - | - | best %.1f (%.1f) at %d GPUs "
+                       "| %.2f %% |\n", ts, res->max_gpus, a->value, a->hi, a->best_gpus,
+                    100.0 * a->drop_rate);
         }
     }
     fprintf(f, "\nIn one line each:\n\n");

@@ -4,7 +4,8 @@
  *
  * The baseline is the scenario run as written. For each target (a metric's
  * percentile within so many ms, met when the upper end of its 95 % CI is
- * within it, the SLA verdict's rule) the GPU count (cluster.gpus) is searched
+ * within it, the SLA verdict's rule, and at most max_drop_rate of the frames
+ * are dropped) the GPU count (cluster.gpus) is searched
  * upward from the scenario's: doubling the step (g0+1, g0+2, g0+4, ...)
  * until a count meets it or max_gpus is passed, then bisecting between the
  * last miss and the first hit. Like the capacity search (sweep.h) it assumes
@@ -32,6 +33,7 @@ typedef struct {
     frontier_target target;      /* metric "frame", "response" or a stage; percentile; ms */
     int gpus;                    /* the fewest GPUs meeting it; 0: not met up to max_gpus */
     double value, hi;            /* the estimate and its CI upper end there (or at best_gpus) */
+    double drop_rate;            /* frames dropped there (or at best_gpus) */
     double cost_per_stream_hour; /* there (NaN when not met) */
     int best_gpus;               /* not met: the count probed with the lowest upper end */
 } sla_answer;
@@ -39,10 +41,17 @@ typedef struct {
 typedef struct {
     int threads;                 /* per run; <= 0: one per core */
     int max_gpus;                /* the largest count tried; <= 0: max(4 x gpus, gpus + 16) */
+    double max_drop_rate;        /* a count meets no target while it drops more than this
+                                    fraction of frames (an overloaded point's percentiles
+                                    flatter it); < 0: no limit. Use sla_opts_default. */
     /* after each probe (not the baseline): its GPU count and the runs so far */
     void (*probe)(void *pctx, int gpus, int runs);
     void *pctx;
 } sla_opts;
+
+/* threads 0, max_gpus 0, max_drop_rate 0.01 (the page alert of seed 004 §1,
+ * as `vlsim frontier`), no probe callback. */
+void sla_opts_default(sla_opts *o);
 
 typedef struct {
     scenario_cfg cfg;            /* the scenario as run (owned) */
@@ -50,6 +59,7 @@ typedef struct {
     sla_answer answer[SLA_MAX_TARGETS];
     int nanswer;
     int max_gpus;
+    double max_drop_rate;        /* the limit used (< 0: none) */
     int runs;                    /* baseline included */
 } sla_result;
 

@@ -1404,33 +1404,65 @@ done:
 
 /* ---- capacity --------------------------------------------------------------------- */
 
+#define CAP_MAX_HALVINGS 40
+
 typedef struct {
     const char *path;
     const sweep_capacity_opts *o;
-    const int *gpus;
+    const sweep_axis *over;      /* NULL: no outer key */
+    bool over_reps, over_dur;    /* the outer key sets replications / duration_s itself */
+    bool continuous;             /* the load is workload.rate_hz */
     sweep_capacity_row *rows;
     int inner_threads, max_streams;
+    double tol, rate0, max_rate;
     char reps[32], dur[32];
     pthread_mutex_t lock;
     int fail_idx, fail_code;
     char fail_msg[MSG];
 } cap_ctx;
 
-static int cap_load(const cap_ctx *c, int gpus, int streams, scenario_cfg *cfg, char *err,
+static const char *cap_load_key(const cap_ctx *c)
+{
+    return c->continuous ? "workload.rate_hz" : "workload.streams";
+}
+
+/* "gpus=2 streams=16" (load 0: without the load) */
+static void cap_name(const cap_ctx *c, int i, double load, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    if (c->over)
+        k = (size_t)snprintf(buf, n, "%s=%s", c->over->key, c->over->values[i]);
+    if (load > 0 && k < n) {
+        if (c->continuous)
+            snprintf(buf + k, n - k, "%srate_hz=%.6g", k ? " " : "", load);
+        else
+            snprintf(buf + k, n - k, "%sstreams=%d", k ? " " : "", (int)load);
+    }
+    if (!buf[0])
+        snprintf(buf, n, "the scenario");
+}
+
+/* Row i's scenario at load (streams or Hz; 0: the scenario's own). */
+static int cap_load(const cap_ctx *c, int i, double load, scenario_cfg *cfg, char *err,
                     size_t errlen)
 {
-    char g[32], s[32];
-    snprintf(g, sizeof g, "%d", gpus);
-    snprintf(s, sizeof s, "%d", streams);
+    char v[40];
     scn_override ov[4];
     size_t n = 0;
-    if (c->reps[0])
+    if (c->reps[0] && !c->over_reps)
         ov[n++] = (scn_override){ "replications", c->reps };
-    if (c->dur[0])
+    if (c->dur[0] && !c->over_dur)
         ov[n++] = (scn_override){ "duration_s", c->dur };
-    ov[n++] = (scn_override){ "cluster.gpus", g };
-    if (streams > 0)
-        ov[n++] = (scn_override){ "workload.streams", s };
+    if (c->over)
+        ov[n++] = (scn_override){ c->over->key, c->over->values[i] };
+    if (load > 0) {
+        if (c->continuous)
+            snprintf(v, sizeof v, "%.17g", load);
+        else
+            snprintf(v, sizeof v, "%d", (int)load);
+        ov[n++] = (scn_override){ cap_load_key(c), v };
+    }
     return scn_load_ex(c->path, ov, n, cfg, err, errlen);
 }
 
@@ -1444,20 +1476,27 @@ static void sla_text(const sla_verdict *v, char *buf, size_t n)
                  v->line->ms, v->value.mean);
 }
 
+/* What a verdict is judged by: the CI's upper end, or the estimate alone. */
+static double sla_judged(const sla_verdict *v)
+{
+    return isfinite(v->value.hi) ? v->value.hi : v->value.mean;
+}
+
 /* One probe: 1 feasible, 0 not, -1 error (message in err). */
-static int cap_probe(cap_ctx *c, int i, int streams, char *err, size_t errlen)
+static int cap_probe(cap_ctx *c, int i, double load, char *err, size_t errlen)
 {
     sweep_capacity_row *row = &c->rows[i];
     scenario_cfg cfg;
-    char msg[MSG] = "";
-    if (cap_load(c, c->gpus[i], streams, &cfg, msg, sizeof msg) != 0) {
-        fmt_err(err, errlen, "gpus=%d streams=%d: %s", c->gpus[i], streams, msg);
+    char msg[MSG] = "", name[256];
+    cap_name(c, i, load, name, sizeof name);
+    if (cap_load(c, i, load, &cfg, msg, sizeof msg) != 0) {
+        fmt_err(err, errlen, "%s: %s", name, msg);
         return -1;
     }
     run_opts ro = { c->inner_threads, NULL, NULL };
     run_result res;
     if (run_scenario(&cfg, &ro, &res, msg, sizeof msg) != 0) {
-        fmt_err(err, errlen, "gpus=%d streams=%d: %s", c->gpus[i], streams, msg);
+        fmt_err(err, errlen, "%s: %s", name, msg);
         cfg_free(&cfg);
         return -1;
     }
@@ -1471,6 +1510,15 @@ static int cap_probe(cap_ctx *c, int i, int streams, char *err, size_t errlen)
         row->frame_p99_hi = res.e2e.p99.hi;
         row->drop_rate = res.drop_rate.mean;
         row->cost_per_stream_hour = res.cost_per_stream_hour;
+        int t = 0;
+        for (int j = 1; j < res.nsla; j++)
+            if (sla_judged(&res.sla[j]) / res.sla[j].line->ms >
+                sla_judged(&res.sla[t]) / res.sla[t].line->ms)
+                t = j;
+        sla_text(&res.sla[t], row->tightest, sizeof row->tightest);
+        row->tight_value = res.sla[t].value.mean;
+        row->tight_hi = res.sla[t].value.hi;
+        row->tight_ms = res.sla[t].line->ms;
     } else {
         sla_text(&res.sla[k], row->failed, sizeof row->failed);
     }
@@ -1478,23 +1526,22 @@ static int cap_probe(cap_ctx *c, int i, int streams, char *err, size_t errlen)
     cfg_free(&cfg);
     if (c->o->probe) {
         pthread_mutex_lock(&c->lock);
-        c->o->probe(c->o->pctx, c->gpus[i], streams, ok);
+        c->o->probe(c->o->pctx, row, load, ok);
         pthread_mutex_unlock(&c->lock);
     }
     return ok;
 }
 
-static int cap_fn(void *vc, int i)
+/* The integer search over workload.streams. 0, or -1 (message in msg). */
+static int cap_streams(cap_ctx *c, int i, char *msg, size_t msglen)
 {
-    cap_ctx *c = vc;
     sweep_capacity_row *row = &c->rows[i];
-    char msg[MSG];
     int lo = 0, hi = 0;                  /* lo: largest pass; hi: smallest failure (0: none) */
     char failed[sizeof row->failed] = "";
     for (int s = 1;;) {
-        int f = cap_probe(c, i, s, msg, sizeof msg);
+        int f = cap_probe(c, i, s, msg, msglen);
         if (f < 0)
-            goto fail;
+            return -1;
         if (!f) {
             hi = s;
             snprintf(failed, sizeof failed, "%s", row->failed);
@@ -1509,9 +1556,9 @@ static int cap_fn(void *vc, int i)
     }
     while (hi > 0 && hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
-        int f = cap_probe(c, i, mid, msg, sizeof msg);
+        int f = cap_probe(c, i, mid, msg, msglen);
         if (f < 0)
-            goto fail;
+            return -1;
         if (f) {
             lo = mid;
         } else {
@@ -1524,56 +1571,137 @@ static int cap_fn(void *vc, int i)
     row->streams = lo;
     row->first_infeasible = hi;
     snprintf(row->failed, sizeof row->failed, "%s", failed);
-    if (lo == 0)
-        row->frame_p99_ms = row->frame_p99_hi = row->drop_rate = row->cost_per_stream_hour = NAN;
     return 0;
-fail:
-    pthread_mutex_lock(&c->lock);
-    if (c->fail_idx < 0 || i < c->fail_idx) {
-        c->fail_idx = i;
-        c->fail_code = SWEEP_FAIL;
-        snprintf(c->fail_msg, sizeof c->fail_msg, "%s", msg);
-    }
-    pthread_mutex_unlock(&c->lock);
-    return 1;
 }
 
-int sweep_capacity(const char *scenario_path, const int *gpus, int ngpus,
+/* The search over workload.rate_hz, to a relative tolerance. 0, or -1. */
+static int cap_rate(cap_ctx *c, int i, char *msg, size_t msglen)
+{
+    sweep_capacity_row *row = &c->rows[i];
+    double lo = 0, hi = 0;               /* lo: largest pass; hi: smallest failure (0: none) */
+    char failed[sizeof row->failed] = "";
+    double r = c->rate0 < c->max_rate ? c->rate0 : c->max_rate;
+    int f = cap_probe(c, i, r, msg, msglen);
+    if (f < 0)
+        return -1;
+    if (f) {                             /* double until a rate fails */
+        lo = r;
+        while (hi == 0) {
+            if (r >= c->max_rate) {
+                row->capped = true;
+                break;
+            }
+            r = 2 * r < c->max_rate ? 2 * r : c->max_rate;
+            if ((f = cap_probe(c, i, r, msg, msglen)) < 0)
+                return -1;
+            if (f) {
+                lo = r;
+            } else {
+                hi = r;
+                snprintf(failed, sizeof failed, "%s", row->failed);
+            }
+        }
+    } else {                             /* halve until a rate passes */
+        hi = r;
+        snprintf(failed, sizeof failed, "%s", row->failed);
+        for (int k = 0; k < CAP_MAX_HALVINGS && lo == 0; k++) {
+            r /= 2;
+            if ((f = cap_probe(c, i, r, msg, msglen)) < 0)
+                return -1;
+            if (f) {
+                lo = r;
+            } else {
+                hi = r;
+                snprintf(failed, sizeof failed, "%s", row->failed);
+            }
+        }
+    }
+    while (lo > 0 && hi > 0 && hi - lo > c->tol * lo) {
+        double mid = 0.5 * (lo + hi);
+        if ((f = cap_probe(c, i, mid, msg, msglen)) < 0)
+            return -1;
+        if (f) {
+            lo = mid;
+        } else {
+            hi = mid;
+            snprintf(failed, sizeof failed, "%s", row->failed);
+        }
+    }
+    /* as for streams: the last passing probe was at lo */
+    row->rate_hz = lo;
+    row->rate_fail_hz = hi;
+    snprintf(row->failed, sizeof row->failed, "%s", failed);
+    return 0;
+}
+
+static int cap_fn(void *vc, int i)
+{
+    cap_ctx *c = vc;
+    sweep_capacity_row *row = &c->rows[i];
+    char msg[MSG];
+    if ((c->continuous ? cap_rate(c, i, msg, sizeof msg) : cap_streams(c, i, msg, sizeof msg)) != 0) {
+        pthread_mutex_lock(&c->lock);
+        if (c->fail_idx < 0 || i < c->fail_idx) {
+            c->fail_idx = i;
+            c->fail_code = SWEEP_FAIL;
+            snprintf(c->fail_msg, sizeof c->fail_msg, "%s", msg);
+        }
+        pthread_mutex_unlock(&c->lock);
+        return 1;
+    }
+    if (c->continuous ? row->rate_hz == 0 : row->streams == 0) {
+        row->frame_p99_ms = row->frame_p99_hi = row->drop_rate = row->cost_per_stream_hour = NAN;
+        row->tight_value = row->tight_hi = row->tight_ms = NAN;
+    }
+    return 0;
+}
+
+int sweep_capacity(const char *scenario_path, const sweep_axis *over,
                    const sweep_capacity_opts *o, sweep_capacity_row *rows,
                    char *err, size_t errlen)
 {
-    if (ngpus < 1) {
-        fmt_err(err, errlen, "capacity: no GPU counts given");
+    if (over && over->nvalues == 0)
+        over = NULL;
+    if (over && (!over->key[0] || axis_check_values(over, "capacity: outer key", err, errlen)))
+        return SWEEP_BAD_INPUT;
+    if (over && over->nvalues > CFG_MAX_AXIS_VALUES) {
+        fmt_err(err, errlen, "capacity: %s: more than %d values", over->key, CFG_MAX_AXIS_VALUES);
         return SWEEP_BAD_INPUT;
     }
-    for (int i = 0; i < ngpus; i++)
-        if (gpus[i] < 1) {
-            fmt_err(err, errlen, "capacity: GPU count %d: must be >= 1", gpus[i]);
-            return SWEEP_BAD_INPUT;
-        }
     if (o->replications < 0 || o->duration_s < 0 || !isfinite(o->duration_s)) {
         fmt_err(err, errlen, "capacity: replications and duration must be > 0");
         return SWEEP_BAD_INPUT;
     }
-    cap_ctx c = { .path = scenario_path, .o = o, .gpus = gpus, .rows = rows, .fail_idx = -1 };
+    if (!isfinite(o->tol) || o->tol > 0.5 || !isfinite(o->max_rate_hz)) {
+        fmt_err(err, errlen, "capacity: the tolerance must be in (0, 0.5] and the largest "
+                "rate finite");
+        return SWEEP_BAD_INPUT;
+    }
+    cap_ctx c = { .path = scenario_path, .o = o, .over = over, .rows = rows, .fail_idx = -1 };
     if (o->replications > 0)
         snprintf(c.reps, sizeof c.reps, "%d", o->replications);
     if (o->duration_s > 0)
         snprintf(c.dur, sizeof c.dur, "%.17g", o->duration_s);
     c.max_streams = o->max_streams > 0 ? o->max_streams : 65536;
+    c.tol = o->tol > 0 ? o->tol : SWEEP_CAPACITY_TOL;
+    const char *okey = over ? sweep_canonical_key(over->key) : "";
+    c.over_reps = strcmp(okey, "replications") == 0;
+    c.over_dur = strcmp(okey, "duration_s") == 0;
+    int nrows = over ? over->nvalues : 1;
 
     /* the scenario must have what the search varies and judges */
     scenario_cfg cfg;
     if (scn_load_ex(scenario_path, NULL, 0, &cfg, err, errlen) != 0)
         return SWEEP_BAD_INPUT;
     int rc = SWEEP_BAD_INPUT;
+    c.continuous = cfg.workload.arrival == ARRIVAL_POISSON;
     if (cfg.nsla == 0)
-        fmt_err(err, errlen, "%s: no sla lines; capacity searches for the most streams that "
-                "meet them", scenario_path);
-    else if (cfg.workload.arrival != ARRIVAL_PERIODIC)
-        fmt_err(err, errlen, "%s: capacity varies workload.streams, which needs arrival: "
-                "periodic", scenario_path);
-    else if (cfg.cluster.gpus < 1)
+        fmt_err(err, errlen, "%s: no sla lines; capacity searches for the most load that "
+                "meets them", scenario_path);
+    else if (strcmp(okey, cap_load_key(&c)) == 0)
+        fmt_err(err, errlen, "capacity: the outer key %s is the load the search varies; "
+                "give another key", over->key);
+    else if (strcmp(okey, "cluster.gpus") == 0 && cfg.cluster.gpus < 1)
         fmt_err(err, errlen, "%s: capacity varies cluster.gpus; the scenario has no cluster",
                 scenario_path);
     else
@@ -1581,23 +1709,34 @@ int sweep_capacity(const char *scenario_path, const int *gpus, int ngpus,
     cfg_free(&cfg);
     if (rc != SWEEP_OK)
         return rc;
-    for (int i = 0; i < ngpus; i++) {            /* every GPU count loads */
-        char msg[MSG];
-        if (cap_load(&c, gpus[i], 0, &cfg, msg, sizeof msg) != 0) {
-            fmt_err(err, errlen, "gpus=%d: %s", gpus[i], msg);
+    for (int i = 0; i < nrows; i++) {            /* every row loads, with the same arrivals */
+        char msg[MSG], name[256];
+        cap_name(&c, i, 0, name, sizeof name);
+        if (cap_load(&c, i, 0, &cfg, msg, sizeof msg) != 0) {
+            fmt_err(err, errlen, "%s: %s", name, msg);
             return SWEEP_BAD_INPUT;
         }
-        cfg_free(&cfg);
-    }
-    for (int i = 0; i < ngpus; i++) {
+        bool same = (cfg.workload.arrival == ARRIVAL_POISSON) == c.continuous;
+        if (i == 0)
+            c.rate0 = cfg.workload.rate_hz;
         memset(&rows[i], 0, sizeof rows[i]);
-        rows[i].gpus = gpus[i];
+        if (over)
+            snprintf(rows[i].over, sizeof rows[i].over, "%s", over->values[i]);
+        rows[i].gpus = cfg.cluster.gpus;
+        rows[i].continuous = c.continuous;
+        cfg_free(&cfg);
+        if (!same) {
+            fmt_err(err, errlen, "%s: its arrivals are not the scenario's; every row of a "
+                    "capacity search varies the same load", name);
+            return SWEEP_BAD_INPUT;
+        }
     }
+    c.max_rate = o->max_rate_hz > 0 ? o->max_rate_hz : ldexp(c.rate0, 20);
     int jobs = o->jobs > 0 ? o->jobs : rep_default_threads();
-    int outer = jobs < ngpus ? jobs : ngpus;
+    int outer = jobs < nrows ? jobs : nrows;
     c.inner_threads = jobs / outer > 1 ? jobs / outer : 1;
     pthread_mutex_init(&c.lock, NULL);
-    if (rep_run_all(ngpus, outer, cap_fn, &c, NULL, NULL) != 0) {
+    if (rep_run_all(nrows, outer, cap_fn, &c, NULL, NULL) != 0) {
         if (c.fail_idx >= 0)
             fmt_err(err, errlen, "%s", c.fail_msg);
         else
@@ -1608,27 +1747,61 @@ int sweep_capacity(const char *scenario_path, const int *gpus, int ngpus,
     return rc;
 }
 
-void sweep_capacity_report(FILE *f, const sweep_capacity_row *rows, int n)
+void sweep_capacity_report(FILE *f, const char *key, const sweep_capacity_row *rows, int n)
 {
-    fprintf(f, "  %5s %8s %12s %15s %10s %14s %7s  %s\n", "gpus", "streams", "streams/GPU",
-            "frame p99 (ms)", "drop %", "$/stream-hour", "probes", "what fails beyond");
+    const char *kname = NULL;
+    if (key)
+        kname = strcmp(sweep_canonical_key(key), "cluster.gpus") == 0 ? "gpus" : key;
+    int kw = kname ? (int)strlen(kname) : 0;
+    kw = kw < 5 ? 5 : kw;
+    bool cont = n > 0 && rows[0].continuous;
+    if (kname)
+        fprintf(f, "  %*s", kw, kname);
+    if (cont)
+        fprintf(f, "%s%10s %15s %10s %7s  %-46s  %s\n", kname ? " " : "  ", "rate (Hz)",
+                "frame p99 (ms)", "drop %", "probes", "tightest SLA line at capacity",
+                "what fails beyond");
+    else
+        fprintf(f, "%s%8s %12s %15s %10s %14s %7s  %s\n", kname ? " " : "  ", "streams",
+                "streams/GPU", "frame p99 (ms)", "drop %", "$/stream-hour", "probes",
+                "what fails beyond");
     for (int i = 0; i < n; i++) {
         const sweep_capacity_row *r = &rows[i];
-        char p99[32] = "-", drop[32] = "-", cost[32] = "-", beyond[256];
-        if (r->streams > 0) {
+        bool any = cont ? r->rate_hz > 0 : r->streams > 0;
+        char p99[32] = "-", drop[32] = "-", cost[32] = "-", per[32] = "-", beyond[256];
+        if (any) {
             snprintf(p99, sizeof p99, "%.2f", r->frame_p99_ms);
             snprintf(drop, sizeof drop, "%.3f%%", 100.0 * r->drop_rate);
             if (isfinite(r->cost_per_stream_hour))
                 snprintf(cost, sizeof cost, "%.4f", r->cost_per_stream_hour);
         }
+        if (kname)
+            fprintf(f, "  %*s", kw, r->over);
+        const char *sep = kname ? " " : "  ";
+        if (cont) {
+            if (r->capped)
+                snprintf(beyond, sizeof beyond, "(search limit: %.6g Hz passes)", r->rate_hz);
+            else
+                snprintf(beyond, sizeof beyond, "%.6g Hz: %s", r->rate_fail_hz, r->failed);
+            fprintf(f, "%s%10.6g %15s %10s %7d  %-46s  %s\n", sep, r->rate_hz, p99, drop,
+                    r->probes, any ? r->tightest : "-", beyond);
+            continue;
+        }
         if (r->capped)
             snprintf(beyond, sizeof beyond, "(search limit: %d streams all pass)", r->streams);
         else
             snprintf(beyond, sizeof beyond, "%d streams: %s", r->first_infeasible, r->failed);
-        fprintf(f, "  %5d %8d %12.1f %15s %10s %14s %7d  %s\n", r->gpus, r->streams,
-                (double)r->streams / r->gpus, p99, drop, cost, r->probes, beyond);
+        if (r->gpus > 0)
+            snprintf(per, sizeof per, "%.1f", (double)r->streams / r->gpus);
+        fprintf(f, "%s%8d %12s %15s %10s %14s %7d  %s\n", sep, r->streams, per, p99, drop, cost,
+                r->probes, beyond);
     }
-    fprintf(f, "  streams: the most for which every SLA line passes (the 95%% CI's upper end "
-            "within its target);\n  the search assumes that more streams never make a "
-            "configuration feasible again.\n");
+    if (cont)
+        fprintf(f, "  rate: the largest rate probed for which every SLA line passes (the 95%% "
+                "CI's upper end within\n  its target), within the tolerance of the smallest "
+                "that fails; the search assumes more load never helps.\n");
+    else
+        fprintf(f, "  streams: the most for which every SLA line passes (the 95%% CI's upper "
+                "end within its target);\n  the search assumes that more streams never make a "
+                "configuration feasible again.\n");
 }

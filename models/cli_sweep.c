@@ -15,6 +15,7 @@
 #include "models/plot.h"
 #include "models/sweep.h"
 #include "models/sweep_mpi.h"
+#include "models/sweep_point.h"
 
 static const char *SWEEP_USAGE =
     "usage: vlsim sweep FILE --out DIR [options]\n"
@@ -79,12 +80,19 @@ static const char *PLOT_USAGE =
     "\n"
     "Draw a sweep's pictures into DIR (PNG and SVG, with their gnuplot scripts and data):\n"
     "frontier (cost per stream-hour vs frame p99, per FPS, Pareto points and the SLA line)\n"
-    "and capacity (streams x GPUs -> frame p99, with the SLA contour).\n"
+    "and capacity (streams x GPUs -> frame p99, with the SLA contour); then one point's\n"
+    "run again (runs are deterministic: the same run as in the sweep) for the one-run\n"
+    "pictures: cdf (per-stage latency CDFs), budget (stage p99s against the budget) and\n"
+    "series (the run over time). The point: the cheapest that meets every SLA line, else\n"
+    "the first; or --point N.\n"
     "\n"
     "options:\n"
     "  --target \"frame p99 <= MS\"   the SLA line to draw (repeatable; default frame p99 <= 200)\n"
     "  --max-drop-rate X             leave out points dropping more than X of the frames\n"
     "  --estimate                    judge the contour by the estimate, not the CI's upper end\n"
+    "  --point N|none                the point whose run to draw (none: no one-run pictures)\n"
+    "  --scenario FILE               the sweep's scenario, for sweeps whose point files do not\n"
+    "                                record it (older ones) or whose scenario moved\n"
     "  -h, --help                    show this text\n"
     "\n"
     "The gnuplot templates are found in $VLSIM_PLOTS, ./plots, or PREFIX/share/vlsim/plots.\n";
@@ -433,17 +441,36 @@ int cli_plot(int argc, char **argv)
     plot_opts o;
     plot_opts_default(&o);
     frontier_target targets[16];
-    int ntargets = 0, opt;
-    const char *dir = NULL;
+    int ntargets = 0, opt, point = -1;
+    bool no_point = false;
+    const char *dir = NULL, *scenario = NULL;
     char err[2048], tbuf[4200];
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(PLOT_USAGE, stdout);
             return CLI_OK;
         } else if ((opt = target_option("plot", argc, argv, &i, &o.fo, targets, &ntargets, 16))) {
             if (opt > 1)
                 return opt - 10;
+        } else if (!strcmp(a, "--point")) {
+            char *end;
+            errno = 0;
+            long n = v ? strtol(v, &end, 10) : -1;
+            if (v && !strcmp(v, "none")) {
+                no_point = true;
+            } else if (!v || !*v || errno || *end || n < 0 || n >= SWEEP_MAX_POINTS) {
+                return bad("plot", a, "a point number or none", v);
+            } else {
+                point = (int)n;
+                no_point = false;
+            }
+            i++;
+        } else if (!strcmp(a, "--scenario")) {
+            if (!v || !*v)
+                return bad("plot", a, "a scenario file", v);
+            scenario = v;
+            i++;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "vlsim plot: unknown option %s (see vlsim plot --help)\n", a);
             return CLI_BAD_INPUT;
@@ -472,5 +499,23 @@ int cli_plot(int argc, char **argv)
         return rc == PLOT_BAD_INPUT ? CLI_BAD_INPUT : CLI_FAIL;
     }
     plot_summary_report(stdout, dir, &sum);
+    if (no_point)
+        return CLI_OK;
+    sweep_plot_info info;
+    rc = sweep_plot_point(dir, point, scenario, 0, &o, &info, err, sizeof err);
+    if (rc == PLOT_BAD_INPUT && point < 0) {     /* the sweep's own pictures stand */
+        printf("note: one-run pictures skipped: %s\n", err);
+        return CLI_OK;
+    }
+    if (rc != PLOT_OK) {
+        fprintf(stderr, "vlsim plot: %s\n", err);
+        return rc == PLOT_BAD_INPUT ? CLI_BAD_INPUT : CLI_FAIL;
+    }
+    printf("one run: %s, %s, run again%s\n", info.label, info.why,
+           info.same ? " (the same results as its point file)" : "");
+    plot_summary_report(stdout, dir, &sum);
+    if (!info.same)
+        printf("note: the run of point %d differs from its point file: a file the scenario "
+               "names changed, or another vlsim wrote the sweep\n", info.point);
     return CLI_OK;
 }

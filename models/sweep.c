@@ -7,6 +7,7 @@
  * never print, exit, or write outside the sweep's directory, and it keeps no
  * global mutable state (the work queue's state lives on the caller's stack). */
 #include "models/sweep.h"
+#include "models/sweep_int.h"
 #include "sim/slurp.h"
 #include <ctype.h>
 #include <dirent.h>
@@ -717,21 +718,15 @@ static int jr_number(jreader *j, double *v)
     return *e ? -1 : 0;
 }
 
-/* What a point file records (the members sweep_run writes before "result"). */
-typedef struct {
-    double format, point;
-    char *fnv, *reps, *dur, *header, *row;
-    int naxes;
-    char *axkey[CFG_MAX_AXES], *axval[CFG_MAX_AXES];
-} point_rec;
-
-static void point_rec_free(point_rec *r)
+void sweep_point_rec_free(sweep_point_rec *r)
 {
     free(r->fnv);
     free(r->reps);
     free(r->dur);
     free(r->header);
     free(r->row);
+    free(r->scenario);
+    free(r->result);
     for (int a = 0; a < r->naxes; a++) {
         free(r->axkey[a]);
         free(r->axval[a]);
@@ -761,7 +756,7 @@ static int jr_string_object(jreader *j, char **keys, char **vals, int max, int *
     return jr_lit(j, '}') ? 0 : -1;
 }
 
-static int parse_point(const char *text, size_t len, point_rec *rec)
+int sweep_point_parse(const char *text, size_t len, sweep_point_rec *rec)
 {
     memset(rec, 0, sizeof *rec);
     rec->format = rec->point = -1;
@@ -786,6 +781,14 @@ static int parse_point(const char *text, size_t len, point_rec *rec)
                 rc = jr_string(&j, &rec->header);
             } else if (strcmp(key, "csv_row") == 0 && !rec->row) {
                 rc = jr_string(&j, &rec->row);
+            } else if (strcmp(key, "scenario") == 0 && !rec->scenario) {
+                rc = jr_string(&j, &rec->scenario);
+            } else if (strcmp(key, "result") == 0 && !rec->result) {
+                jr_ws(&j);
+                const char *v = j.p;
+                rc = jr_skip(&j, 0);
+                if (rc == 0 && !(rec->result = strndup(v, (size_t)(j.p - v))))
+                    rc = -1;
             } else if (strcmp(key, "axes") == 0 && rec->naxes == 0) {
                 rc = jr_string_object(&j, rec->axkey, rec->axval, CFG_MAX_AXES, &rec->naxes);
             } else if (strcmp(key, "options") == 0 && !rec->reps) {
@@ -816,7 +819,7 @@ static int parse_point(const char *text, size_t len, point_rec *rec)
     jr_ws(&j);
     if (j.p != j.end)
         return -1;
-    return rec->fnv && rec->reps && rec->dur && rec->header && rec->row ? 0 : -1;
+    return rec->format >= 0 && rec->point >= 0 && rec->fnv && rec->reps && rec->dur && rec->header && rec->row ? 0 : -1;
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -836,6 +839,7 @@ typedef struct {
     char reps[32], dur[32];      /* override texts; "" when not given */
     bool reps_axis, dur_axis;    /* an axis sets replications / duration_s itself */
     char fnv[17];
+    char scn_abs[4096];          /* the scenario's absolute path, for `vlsim plot` */
     char pdir[4200];             /* DIR/points */
     char *header;                /* results.csv header, from point 0 */
     char (*stages)[CFG_NAME_MAX];/* point 0's stage names */
@@ -933,21 +937,54 @@ static void point_path(const sweep_ctx *c, int p, char *buf, size_t n)
     snprintf(buf, n, "%s/%05d.json", c->pdir, p);
 }
 
+char *sweep_point_result_text(const run_result *r)
+{
+    char *json = NULL, *out = NULL;
+    size_t jlen = 0, olen = 0;
+    FILE *m = open_memstream(&json, &jlen);
+    if (!m)
+        return NULL;
+    report_json(m, r, 0.0);
+    if (fclose(m) != 0) {
+        free(json);
+        return NULL;
+    }
+    FILE *f = open_memstream(&out, &olen);
+    if (!f) {
+        free(json);
+        return NULL;
+    }
+    while (jlen > 0 && json[jlen - 1] == '\n')
+        jlen--;
+    for (size_t i = 0; i < jlen; i++) {          /* indented one level */
+        fputc(json[i], f);
+        if (json[i] == '\n')
+            fputs("  ", f);
+    }
+    free(json);
+    if (fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+void sweep_point_label(int p, char *const *keys, char *const *vals, int n, char *buf, size_t len)
+{
+    size_t k = (size_t)snprintf(buf, len, "point %d", p);
+    for (int a = 0; a < n && k < len; a++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s=%s", a ? ", " : " (", keys[a], vals[a]);
+    if (n > 0 && k < len)
+        snprintf(buf + k, len - k, ")");
+}
+
 static int write_point(const sweep_ctx *c, int p, const run_result *r, const char *row,
                        char *err, size_t errlen)
 {
     char path[4300];
     point_path(c, p, path, sizeof path);
-    char *json = NULL;
-    size_t jlen = 0;
-    FILE *m = open_memstream(&json, &jlen);
-    if (!m) {
-        fmt_err(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    report_json(m, r, 0.0);
-    if (fclose(m) != 0) {
-        free(json);
+    char *json = sweep_point_result_text(r);
+    if (!json) {
         fmt_err(err, errlen, "%s: out of memory", path);
         return -1;
     }
@@ -957,8 +994,10 @@ static int write_point(const sweep_ctx *c, int p, const run_result *r, const cha
         return -1;
     }
     FILE *f = o.f;
-    fprintf(f, "{\n  \"vlsim_sweep_point\": %d,\n  \"point\": %d,\n  \"scenario_fnv1a64\": ",
+    fprintf(f, "{\n  \"vlsim_sweep_point\": %d,\n  \"point\": %d,\n  \"scenario\": ",
             POINT_FORMAT, p);
+    json_string(f, c->scn_abs);
+    fputs(",\n  \"scenario_fnv1a64\": ", f);
     json_string(f, c->fnv);
     fputs(",\n  \"options\": {\"replications\": ", f);
     json_string(f, c->reps);
@@ -977,13 +1016,7 @@ static int write_point(const sweep_ctx *c, int p, const run_result *r, const cha
     fputs(",\n  \"csv_row\": ", f);
     json_string(f, row);
     fputs(",\n  \"result\": ", f);
-    while (jlen > 0 && json[jlen - 1] == '\n')
-        jlen--;
-    for (size_t i = 0; i < jlen; i++) {          /* the run's JSON, indented one level */
-        fputc(json[i], f);
-        if (json[i] == '\n')
-            fputs("  ", f);
-    }
+    fputs(json, f);
     fputs("\n}\n", f);
     free(json);
     return out_commit(&o, err, errlen);
@@ -999,8 +1032,8 @@ static bool point_matches(const sweep_ctx *c, int p, char **row)
     char *text = slurp(path, &len);
     if (!text)
         return false;
-    point_rec rec;
-    bool ok = parse_point(text, len, &rec) == 0;
+    sweep_point_rec rec;
+    bool ok = sweep_point_parse(text, len, &rec) == 0;
     free(text);
     ok = ok && rec.format == POINT_FORMAT && rec.point == p && strcmp(rec.fnv, c->fnv) == 0 &&
          strcmp(rec.reps, c->reps) == 0 && strcmp(rec.dur, c->dur) == 0 &&
@@ -1013,7 +1046,7 @@ static bool point_matches(const sweep_ctx *c, int p, char **row)
         *row = rec.row;
         rec.row = NULL;
     }
-    point_rec_free(&rec);
+    sweep_point_rec_free(&rec);
     return ok;
 }
 
@@ -1068,7 +1101,7 @@ static void run_progress(void *vc, int done, int total)
         c->o->progress(c->o->pctx, done, total);
 }
 
-static int fnv_file(const char *path, char out[17])
+int sweep_fnv_file(const char *path, char out[17])
 {
     size_t len;
     char *text = slurp(path, &len);
@@ -1306,9 +1339,14 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
     if (sweep_points_make(c->axes, c->naxes, o->sample, o->nsamples, o->sample_seed, &c->pts,
                           err, errlen) != 0)
         goto done;
-    if (fnv_file(scenario_path, c->fnv) != 0) {
+    if (sweep_fnv_file(scenario_path, c->fnv) != 0) {
         fmt_err(err, errlen, "%s: cannot read: %s", scenario_path, strerror(errno));
         goto done;
+    }
+    {
+        char *abs = realpath(scenario_path, NULL);
+        snprintf(c->scn_abs, sizeof c->scn_abs, "%s", abs ? abs : scenario_path);
+        free(abs);
     }
 
     /* point 0 fixes the stages and the header; every point must load */

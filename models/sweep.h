@@ -161,15 +161,18 @@ typedef struct {
  * Leftover temporaries of a killed run are removed.
  *
  * Point files, DIR/points/NNNNN.json (5 digits), hold one JSON object:
- *   {"vlsim_sweep_point": 1, "point": N, "scenario_fnv1a64": "<hex of the
- *    scenario file's bytes>", "options": {"replications": "3", "duration_s": ""},
+ *   {"vlsim_sweep_point": 1, "point": N, "scenario": "<the scenario's absolute
+ *    path>", "scenario_fnv1a64": "<hex of the scenario file's bytes>",
+ *    "options": {"replications": "3", "duration_s": ""},
  *    "axes": {"<key>": "<value>", ...}, "csv_header": "<results.csv header>",
  *    "csv_row": "<this point's results.csv row>", "result": <the run's JSON
  *    as `vlsim run --json` writes it, with wall_s 0>}
  * With o->resume a point whose file parses and whose number, axes, scenario
  * hash, options and header all match is not run again (files the scenario
- * names, such as empirical samples, are not hashed). Without it every point
- * runs and its file is replaced.
+ * names, such as empirical samples, are not hashed; the recorded path is not
+ * compared). Without it every point runs and its file is replaced. The path
+ * and the options and axes are what sweep_point.h needs to run a point
+ * again; files written before the path was recorded lack "scenario".
  *
  * results.csv (see the columns above) is written atomically from the point
  * files when every point is done, replacing an earlier one.

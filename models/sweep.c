@@ -1737,8 +1737,8 @@ int sweep_capacity(const char *scenario_path, const sweep_axis *over,
         fmt_err(err, errlen, "%s: no sla lines; capacity searches for the most load that "
                 "meets them", scenario_path);
     else if (strcmp(okey, cap_load_key(&c)) == 0)
-        fmt_err(err, errlen, "capacity: the outer key %s is the load the search varies; "
-                "give another key", over->key);
+        fmt_err(err, errlen, "the outer key %s is the load the search varies; give another "
+                "key", over->key);
     else if (strcmp(okey, "cluster.gpus") == 0 && cfg.cluster.gpus < 1)
         fmt_err(err, errlen, "%s: capacity varies cluster.gpus; the scenario has no cluster",
                 scenario_path);
@@ -1835,8 +1835,8 @@ void sweep_capacity_report(FILE *f, const char *key, const sweep_capacity_row *r
                 r->probes, beyond);
     }
     if (cont)
-        fprintf(f, "  rate: the largest rate probed for which every SLA line passes (the 95%% "
-                "CI's upper end within\n  its target), within the tolerance of the smallest "
+        fprintf(f, "  rate: the largest rate probed for which every SLA line passes (the 95%% CI's "
+                "upper end within its\n  target), within the tolerance of the smallest rate "
                 "that fails; the search assumes more load never helps.\n");
     else
         fprintf(f, "  streams: the most for which every SLA line passes (the 95%% CI's upper "

@@ -490,6 +490,14 @@ int cli_plot(int argc, char **argv)
         o.targets = targets;
         o.ntargets = ntargets;
     }
+    if (point >= 0) {                          /* refuse before drawing anything */
+        char pp[4200];
+        snprintf(pp, sizeof pp, "%s/points/%05d.json", dir, point);
+        if (access(pp, R_OK) != 0) {
+            fprintf(stderr, "vlsim plot: --point %d: %s: %s\n", point, pp, strerror(errno));
+            return CLI_BAD_INPUT;
+        }
+    }
     o.template_dir = cli_template_dir(tbuf, sizeof tbuf);
     plot_summary sum;
     o.summary = &sum;

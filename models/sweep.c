@@ -1520,7 +1520,30 @@ static double sla_judged(const sla_verdict *v)
     return isfinite(v->value.hi) ? v->value.hi : v->value.mean;
 }
 
-/* One probe: 1 feasible, 0 not, -1 error (message in err). */
+/* How many values an SLA line's percentile was estimated from (all
+ * replications), and how many it needs: one per replication (on average),
+ * so that a percentile of no values at all (reported as 0) never passes. */
+static uint64_t sla_count(const run_result *res, const sla_cfg *l)
+{
+    const scenario_cfg *cfg = res->cfg;
+    if (strcmp(l->metric, "frame") == 0)
+        return res->cdf_e2e.n;
+    if (strcmp(l->metric, "response") == 0)
+        return res->answered;
+    for (int s = 0; s < cfg->nstages; s++)
+        if (strcmp(l->metric, cfg->stages[s].name) == 0)
+            return res->cdf_stage[s].n;
+    return 0;
+}
+
+static uint64_t sla_needed(const run_result *res)
+{
+    return (uint64_t)res->nrep;
+}
+
+/* One probe: 1 feasible, 0 not, -1 error (message in err). A probe whose
+ * SLA lines rest on too few values (sla_needed) is not feasible: a load so
+ * small that nothing completes would otherwise pass every line. */
 static int cap_probe(cap_ctx *c, int i, double load, char *err, size_t errlen)
 {
     sweep_capacity_row *row = &c->rows[i];
@@ -1539,10 +1562,13 @@ static int cap_probe(cap_ctx *c, int i, double load, char *err, size_t errlen)
         return -1;
     }
     row->probes++;
-    int k = 0;
+    int k = 0, few = -1;
     while (k < res.nsla && res.sla[k].pass)
         k++;
-    bool ok = k == res.nsla;
+    for (int j = 0; j < res.nsla && few < 0; j++)
+        if (sla_count(&res, res.sla[j].line) < sla_needed(&res))
+            few = j;
+    bool ok = k == res.nsla && few < 0;
     if (ok) {
         row->frame_p99_ms = res.e2e.p99.mean;
         row->frame_p99_hi = res.e2e.p99.hi;
@@ -1557,8 +1583,13 @@ static int cap_probe(cap_ctx *c, int i, double load, char *err, size_t errlen)
         row->tight_value = res.sla[t].value.mean;
         row->tight_hi = res.sla[t].value.hi;
         row->tight_ms = res.sla[t].line->ms;
-    } else {
+    } else if (k < res.nsla) {
         sla_text(&res.sla[k], row->failed, sizeof row->failed);
+    } else {
+        const sla_cfg *l = res.sla[few].line;
+        snprintf(row->failed, sizeof row->failed, "%s p%g <= %g ms: %llu values, too few to "
+                 "judge (%llu needed)", l->metric, l->percentile, l->ms,
+                 (unsigned long long)sla_count(&res, l), (unsigned long long)sla_needed(&res));
     }
     run_result_free(&res);
     cfg_free(&cfg);
@@ -1617,7 +1648,7 @@ static int cap_rate(cap_ctx *c, int i, char *msg, size_t msglen)
 {
     sweep_capacity_row *row = &c->rows[i];
     double lo = 0, hi = 0;               /* lo: largest pass; hi: smallest failure (0: none) */
-    char failed[sizeof row->failed] = "";
+    char failed[sizeof row->failed] = "", first_failed[sizeof row->failed] = "";
     double r = c->rate0 < c->max_rate ? c->rate0 : c->max_rate;
     int f = cap_probe(c, i, r, msg, msglen);
     if (f < 0)
@@ -1642,6 +1673,7 @@ static int cap_rate(cap_ctx *c, int i, char *msg, size_t msglen)
     } else {                             /* halve until a rate passes */
         hi = r;
         snprintf(failed, sizeof failed, "%s", row->failed);
+        snprintf(first_failed, sizeof first_failed, "%s", row->failed);
         for (int k = 0; k < CAP_MAX_HALVINGS && lo == 0; k++) {
             r /= 2;
             if ((f = cap_probe(c, i, r, msg, msglen)) < 0)
@@ -1669,6 +1701,10 @@ static int cap_rate(cap_ctx *c, int i, char *msg, size_t msglen)
     row->rate_hz = lo;
     row->rate_fail_hz = hi;
     snprintf(row->failed, sizeof row->failed, "%s", failed);
+    if (lo == 0) {                       /* nothing passes: say why at the first rate */
+        row->rate_fail_hz = c->rate0 < c->max_rate ? c->rate0 : c->max_rate;
+        snprintf(row->failed, sizeof row->failed, "%s", first_failed);
+    }
     return 0;
 }
 
@@ -1819,6 +1855,10 @@ void sweep_capacity_report(FILE *f, const char *key, const sweep_capacity_row *r
         if (cont) {
             if (r->capped)
                 snprintf(beyond, sizeof beyond, "(search limit: %.6g Hz passes)", r->rate_hz);
+            else if (!any)
+                snprintf(beyond, sizeof beyond, "no rate passes, down to 2^-%d x %.6g Hz; at "
+                         "%.6g Hz: %s", CAP_MAX_HALVINGS, r->rate_fail_hz, r->rate_fail_hz,
+                         r->failed);
             else
                 snprintf(beyond, sizeof beyond, "%.6g Hz: %s", r->rate_fail_hz, r->failed);
             fprintf(f, "%s%10.6g %15s %10s %7d  %-46s  %s\n", sep, r->rate_hz, p99, drop,

@@ -194,7 +194,9 @@ typedef struct {
     int first_infeasible;        /* the smallest infeasible count probed (0 when capped) */
     /* poisson */
     double rate_hz;              /* the largest feasible rate probed; 0: none found */
-    double rate_fail_hz;         /* the smallest infeasible rate probed (0 when capped) */
+    double rate_fail_hz;         /* the smallest infeasible rate probed (0 when capped; when
+                                    nothing passes, the first rate probed, and `failed` is
+                                    what failed there) */
     bool capped;                 /* feasible up to the search limit: the search stopped there */
     char failed[160];            /* at the smallest infeasible load: the first SLA line that
                                     failed, e.g. "frame p99 <= 200 ms: 312.4 ms, CI upper 330.1" */
@@ -239,6 +241,9 @@ typedef struct {
  * failing rate is within tol of the passing one; the answer is that passing
  * rate, so it errs low by at most tol, plus what the CI rule costs. Both
  * assume that feasibility is monotone in the load (more load never helps).
+ * A probe passes only when each SLA line's percentile rests on at least
+ * one value per replication (on average), so that a load at which nothing
+ * completes (a percentile of no values reads 0) does not pass by default.
  * The scenario needs at least one SLA line. The rows are searched in
  * parallel; the answer does not depend on jobs. Returns as sweep_run. */
 int sweep_capacity(const char *scenario_path, const sweep_axis *over,

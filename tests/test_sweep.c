@@ -978,3 +978,36 @@ Test(sweep, capacity_against_erlang_c, .timeout = 120)
     cr_expect_eq(one.probes, 1);
     rm_rf(d);
 }
+
+/* A constant 200 ms service against "sojourn p99 <= 100 ms": no rate
+ * passes. The search halves 40 times from 100 Hz; the small rates, at
+ * which hardly anything arrives, must not pass on a p99 of no values. */
+Test(sweep, capacity_nothing_passes, .timeout = 60)
+{
+    char d[64], path[128];
+    tmpdir(d, sizeof d);
+    snprintf(path, sizeof path, "%s/never.yaml", d);
+    write_file(path, "name: never\nseed: 1\nduration_s: 100\nreplications: 2\n"
+                     "workload: {arrival: poisson, rate_hz: 100}\n"
+                     "sla:\n  - {metric: serve, percentile: 99, ms: 100}\n"
+                     "stages:\n  - name: serve\n    servers: 1\n"
+                     "    service: {dist: constant, ms: 200}\n");
+    sweep_capacity_row row;
+    sweep_capacity_opts o = { .jobs = 1 };
+    char err[1024] = "";
+    cr_assert_eq(sweep_capacity(path, NULL, &o, &row, err, sizeof err), SWEEP_OK, "%s", err);
+    cr_expect_eq(row.rate_hz, 0);
+    cr_expect_eq(row.probes, 41);
+    cr_expect_eq(row.rate_fail_hz, 100);
+    cr_expect(strstr(row.failed, "serve p99 <= 100 ms") != NULL, "%s", row.failed);
+    cr_expect(strstr(row.failed, "too few") == NULL, "the reason at 100 Hz: %s", row.failed);
+    cr_expect(!isfinite(row.frame_p99_ms));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sweep_capacity_report(f, NULL, &row, 1);
+    fclose(f);
+    cr_expect(strstr(buf, "no rate passes") != NULL, "%s", buf);
+    free(buf);
+    rm_rf(d);
+}

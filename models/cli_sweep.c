@@ -15,6 +15,7 @@
 #include "models/plot.h"
 #include "models/sweep.h"
 #include "models/sweep_mpi.h"
+#include "models/sweep_point.h"
 
 static const char *SWEEP_USAGE =
     "usage: vlsim sweep FILE --out DIR [options]\n"
@@ -38,17 +39,25 @@ static const char *SWEEP_USAGE =
     "  -h, --help            show this text\n";
 
 static const char *CAPACITY_USAGE =
-    "usage: vlsim capacity FILE --gpus N1,N2,... [options]\n"
+    "usage: vlsim capacity FILE [--gpus N1,N2,... | --over KEY=V1,V2,...] [options]\n"
     "\n"
-    "For each GPU count, the largest number of streams for which every SLA line of\n"
-    "the scenario passes (the upper end of the 95% CI within the target).\n"
+    "For each value of the outer key, the largest load for which every SLA line of\n"
+    "the scenario passes (the upper end of the 95% CI within the target). The load\n"
+    "is workload.streams with periodic arrivals (an exact count) and\n"
+    "workload.rate_hz with poisson arrivals (bisected to --tol). Without an outer\n"
+    "key, one row: the scenario as written.\n"
     "\n"
     "options:\n"
-    "  --gpus LIST           GPU counts to search (cluster.gpus), e.g. 1,2,4,8\n"
+    "  --gpus LIST           GPU counts to search (cluster.gpus), e.g. 1,2,4,8;\n"
+    "                        short for --over gpus=LIST\n"
+    "  --over KEY=V1,V2,...  any scalar key as the outer dimension, e.g.\n"
+    "                        stages.serve.servers=1,2,4 (not the load itself)\n"
     "  --jobs N              threads (default: one per core)\n"
     "  --replications N      override the scenario's replications\n"
     "  --duration S          override duration_s\n"
-    "  --max-streams N       the largest stream count tried (default 65536)\n"
+    "  --max-streams N       periodic: the largest stream count tried (default 65536)\n"
+    "  --tol X               poisson: relative tolerance of the rate (default 0.01)\n"
+    "  --max-rate HZ         poisson: the largest rate tried (default 2^20 x the scenario's)\n"
     "  -q, --quiet           no progress\n"
     "  -h, --help            show this text\n";
 
@@ -71,12 +80,19 @@ static const char *PLOT_USAGE =
     "\n"
     "Draw a sweep's pictures into DIR (PNG and SVG, with their gnuplot scripts and data):\n"
     "frontier (cost per stream-hour vs frame p99, per FPS, Pareto points and the SLA line)\n"
-    "and capacity (streams x GPUs -> frame p99, with the SLA contour).\n"
+    "and capacity (streams x GPUs -> frame p99, with the SLA contour); then one point's\n"
+    "run again (runs are deterministic: the same run as in the sweep) for the one-run\n"
+    "pictures: cdf (per-stage latency CDFs), budget (stage p99s against the budget) and\n"
+    "series (the run over time). The point: the cheapest that meets every SLA line, else\n"
+    "the first; or --point N.\n"
     "\n"
     "options:\n"
     "  --target \"frame p99 <= MS\"   the SLA line to draw (repeatable; default frame p99 <= 200)\n"
     "  --max-drop-rate X             leave out points dropping more than X of the frames\n"
     "  --estimate                    judge the contour by the estimate, not the CI's upper end\n"
+    "  --point N|none                the point whose run to draw (none: no one-run pictures)\n"
+    "  --scenario FILE               the sweep's scenario, for sweeps whose point files do not\n"
+    "                                record it (older ones) or whose scenario moved\n"
     "  -h, --help                    show this text\n"
     "\n"
     "The gnuplot templates are found in $VLSIM_PLOTS, ./plots, or PREFIX/share/vlsim/plots.\n";
@@ -116,12 +132,17 @@ static int rc_of(int sweep_rc)
 
 /* ---- progress ------------------------------------------------------------------ */
 
-static void probe(void *vp, int gpus, int streams, bool feasible)
+static void probe(void *vp, const sweep_capacity_row *row, double load, bool feasible)
 {
     cli_progress *p = vp;
-    if (p->on)
-        fprintf(stderr, "vlsim: capacity: %d GPUs, %d streams: %s\n", gpus, streams,
-                feasible ? "meets the SLA" : "misses it");
+    if (!p->on)
+        return;
+    fprintf(stderr, "vlsim: capacity: %s%s", row->over, row->over[0] ? ": " : "");
+    if (row->continuous)
+        fprintf(stderr, "%.6g Hz", load);
+    else
+        fprintf(stderr, "%d streams", (int)load);
+    fprintf(stderr, ": %s\n", feasible ? "meets the SLA" : "misses it");
 }
 
 /* ---- vlsim sweep ------------------------------------------------------------------ */
@@ -237,8 +258,8 @@ int cli_capacity(int argc, char **argv)
 {
     sweep_capacity_opts o;
     memset(&o, 0, sizeof o);
-    const char *file = NULL;
-    int gpus[64], ngpus = 0;
+    const char *file = NULL, *over_spec = NULL, *over_opt = NULL;
+    char gbuf[600];
     bool quiet = false;
     for (int i = 0; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
@@ -247,17 +268,29 @@ int cli_capacity(int argc, char **argv)
             return CLI_OK;
         } else if (!strcmp(a, "-q") || !strcmp(a, "--quiet")) {
             quiet = true;
-        } else if (!strcmp(a, "--gpus")) {
-            if (!v)
-                return bad("capacity", a, "a list such as 1,2,4", v);
-            char buf[512];
-            snprintf(buf, sizeof buf, "%s", v);
-            ngpus = 0;
-            for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-                if (ngpus == 64 || pos_int(tok, &gpus[ngpus]))
-                    return bad("capacity", a, "up to 64 integers >= 1, comma-separated", v);
-                ngpus++;
+        } else if (!strcmp(a, "--gpus") || !strcmp(a, "--over")) {
+            bool g = !strcmp(a, "--gpus");
+            if (!v || !*v || (!g && !strchr(v, '=')))
+                return bad("capacity", a, g ? "a list such as 1,2,4" : "KEY=V1,V2,...", v);
+            if (over_opt) {
+                fprintf(stderr, "vlsim capacity: %s and %s: one outer key at a time\n", over_opt, a);
+                return CLI_BAD_INPUT;
             }
+            if (g) {
+                int n = 0;
+                char buf[512];
+                snprintf(buf, sizeof buf, "%s", v);
+                for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","), n++)
+                    if (pos_int(tok, &(int){ 0 }))
+                        return bad("capacity", a, "integers >= 1, comma-separated", v);
+                if (n == 0)
+                    return bad("capacity", a, "a list such as 1,2,4", v);
+                snprintf(gbuf, sizeof gbuf, "gpus=%s", v);
+                over_spec = gbuf;
+            } else {
+                over_spec = v;
+            }
+            over_opt = a;
             i++;
         } else if (!strcmp(a, "--jobs")) {
             if (pos_int(v, &o.jobs))
@@ -275,6 +308,14 @@ int cli_capacity(int argc, char **argv)
             if (pos_int(v, &o.max_streams))
                 return bad("capacity", a, "an integer >= 1", v);
             i++;
+        } else if (!strcmp(a, "--tol")) {
+            if (pos_double(v, &o.tol) || o.tol > 0.5)
+                return bad("capacity", a, "a fraction in (0, 0.5]", v);
+            i++;
+        } else if (!strcmp(a, "--max-rate")) {
+            if (pos_double(v, &o.max_rate_hz))
+                return bad("capacity", a, "a rate in Hz > 0", v);
+            i++;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "vlsim capacity: unknown option %s (see vlsim capacity --help)\n", a);
             return CLI_BAD_INPUT;
@@ -285,23 +326,27 @@ int cli_capacity(int argc, char **argv)
             file = a;
         }
     }
-    if (!file || ngpus == 0) {
-        fprintf(stderr, "vlsim capacity: %s (see vlsim capacity --help)\n",
-                !file ? "missing scenario FILE" : "missing --gpus LIST");
+    if (!file) {
+        fputs("vlsim capacity: missing scenario FILE (see vlsim capacity --help)\n", stderr);
+        return CLI_BAD_INPUT;
+    }
+    char err[2048];
+    sweep_axis over;
+    if (over_spec && sweep_axis_parse(over_spec, &over, err, sizeof err) != 0) {
+        fprintf(stderr, "vlsim capacity: %s: %s\n", over_opt, err);
         return CLI_BAD_INPUT;
     }
     cli_progress ps;
     cli_progress_start(&ps, !quiet && isatty(STDERR_FILENO), "probes");
     o.probe = probe;
     o.pctx = &ps;
-    sweep_capacity_row rows[64];
-    char err[2048];
-    int rc = sweep_capacity(file, gpus, ngpus, &o, rows, err, sizeof err);
+    sweep_capacity_row rows[CFG_MAX_AXIS_VALUES];
+    int rc = sweep_capacity(file, over_spec ? &over : NULL, &o, rows, err, sizeof err);
     if (rc != SWEEP_OK) {
         fprintf(stderr, "vlsim capacity: %s\n", err);
         return rc_of(rc);
     }
-    sweep_capacity_report(stdout, rows, ngpus);
+    sweep_capacity_report(stdout, over_spec ? over.key : NULL, rows, over_spec ? over.nvalues : 1);
     return CLI_OK;
 }
 
@@ -396,17 +441,36 @@ int cli_plot(int argc, char **argv)
     plot_opts o;
     plot_opts_default(&o);
     frontier_target targets[16];
-    int ntargets = 0, opt;
-    const char *dir = NULL;
+    int ntargets = 0, opt, point = -1;
+    bool no_point = false;
+    const char *dir = NULL, *scenario = NULL;
     char err[2048], tbuf[4200];
     for (int i = 0; i < argc; i++) {
-        const char *a = argv[i];
+        const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
             fputs(PLOT_USAGE, stdout);
             return CLI_OK;
         } else if ((opt = target_option("plot", argc, argv, &i, &o.fo, targets, &ntargets, 16))) {
             if (opt > 1)
                 return opt - 10;
+        } else if (!strcmp(a, "--point")) {
+            char *end;
+            errno = 0;
+            long n = v ? strtol(v, &end, 10) : -1;
+            if (v && !strcmp(v, "none")) {
+                no_point = true;
+            } else if (!v || !*v || errno || *end || n < 0 || n >= SWEEP_MAX_POINTS) {
+                return bad("plot", a, "a point number or none", v);
+            } else {
+                point = (int)n;
+                no_point = false;
+            }
+            i++;
+        } else if (!strcmp(a, "--scenario")) {
+            if (!v || !*v)
+                return bad("plot", a, "a scenario file", v);
+            scenario = v;
+            i++;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "vlsim plot: unknown option %s (see vlsim plot --help)\n", a);
             return CLI_BAD_INPUT;
@@ -426,6 +490,14 @@ int cli_plot(int argc, char **argv)
         o.targets = targets;
         o.ntargets = ntargets;
     }
+    if (point >= 0) {                          /* refuse before drawing anything */
+        char pp[4200];
+        snprintf(pp, sizeof pp, "%s/points/%05d.json", dir, point);
+        if (access(pp, R_OK) != 0) {
+            fprintf(stderr, "vlsim plot: --point %d: %s: %s\n", point, pp, strerror(errno));
+            return CLI_BAD_INPUT;
+        }
+    }
     o.template_dir = cli_template_dir(tbuf, sizeof tbuf);
     plot_summary sum;
     o.summary = &sum;
@@ -435,5 +507,23 @@ int cli_plot(int argc, char **argv)
         return rc == PLOT_BAD_INPUT ? CLI_BAD_INPUT : CLI_FAIL;
     }
     plot_summary_report(stdout, dir, &sum);
+    if (no_point)
+        return CLI_OK;
+    sweep_plot_info info;
+    rc = sweep_plot_point(dir, point, scenario, 0, &o, &info, err, sizeof err);
+    if (rc == PLOT_BAD_INPUT && point < 0) {     /* the sweep's own pictures stand */
+        printf("note: one-run pictures skipped: %s\n", err);
+        return CLI_OK;
+    }
+    if (rc != PLOT_OK) {
+        fprintf(stderr, "vlsim plot: %s\n", err);
+        return rc == PLOT_BAD_INPUT ? CLI_BAD_INPUT : CLI_FAIL;
+    }
+    printf("one run: %s, %s, run again%s\n", info.label, info.why,
+           info.same ? " (the same results as its point file)" : "");
+    plot_summary_report(stdout, dir, &sum);
+    if (!info.same)
+        printf("note: the run of point %d differs from its point file: a file the scenario "
+               "names changed, or another vlsim wrote the sweep\n", info.point);
     return CLI_OK;
 }

@@ -115,6 +115,17 @@ void plot_opts_default(plot_opts *o)
     frontier_opts_default(&o->fo);
 }
 
+/* A one-run picture's title: base (already gnuplot-quoted text), then the
+ * run's label on a line of its own when there is one. */
+static void run_title(sbuf *t, const char *base, const plot_opts *o)
+{
+    sb_add(t, "%s", base);
+    if (o->run_label && *o->run_label) {
+        sb_add(t, "\\n");
+        sb_quoted(t, o->run_label);
+    }
+}
+
 void plot_summary_report(FILE *f, const char *dir, const plot_summary *s)
 {
     if (s->nfiles) {
@@ -974,11 +985,19 @@ static int plot_cdf(const char *dir, const run_result *r, const plot_opts *o, ch
         goto done;
     char ns[16];
     snprintf(ns, sizeof ns, "%d", nc);
+    sbuf title = { 0 };
+    run_title(&title, "Per-stage latency: where the tail comes from (CDF, log scale)", o);
+    if (title.oom) {
+        fmt_err(err, errlen, "out of memory");
+        rc = PLOT_FAIL;
+        goto done;
+    }
     field fs[16] = {
-        { "TITLE", "Per-stage latency: where the tail comes from (CDF, log scale)" },
+        { "TITLE", sb_str(&title) },
         { "NSERIES", ns }, { "SERIES", sb_str(&names) },
     };
     rc = script_and_draw(dir, "cdf", fs, 3, o, err, errlen);
+    free(title.s);
 done:
     free(d.s);
     free(names.s);
@@ -1032,6 +1051,7 @@ static int plot_budget(const char *dir, const run_result *r, const plot_opts *o,
     snprintf(sub, sizeof sub, "sum of stage p99s %.4g ms, sum of budgets %.4g ms, true frame "
              "p99 %.4g ms", sp, sb, e2e);
     sb_quoted(&title, sub);
+    run_title(&title, "", o);
     if (d.oom || names.oom || title.oom) {
         fmt_err(err, errlen, "out of memory");
         goto done;
@@ -1097,11 +1117,19 @@ static int plot_series(const char *dir, const run_result *r, const plot_opts *o,
         goto done;
     char ml[16];
     snprintf(ml, sizeof ml, "%d", maxlevel < 1 ? 1 : maxlevel);
+    sbuf title = { 0 };
+    run_title(&title, "One run over time: load, degradation, queue fill and frame p99", o);
+    if (title.oom) {
+        fmt_err(err, errlen, "out of memory");
+        rc = PLOT_FAIL;
+        goto done;
+    }
     field fs[16] = {
-        { "TITLE", "One run over time: load, degradation, queue fill and frame p99" },
+        { "TITLE", sb_str(&title) },
         { "MAXLEVEL", ml },
     };
     rc = script_and_draw(dir, "series", fs, 2, o, err, errlen);
+    free(title.s);
 done:
     free(d.s);
     return rc;

@@ -45,7 +45,7 @@
 /* Return codes of plot_dir. */
 enum { PLOT_OK = 0, PLOT_FAIL = -1, PLOT_BAD_INPUT = -2 };
 
-#define PLOT_MAX_FILES 16
+#define PLOT_MAX_FILES 32
 #define PLOT_MAX_NOTES 8
 
 /* What plot_dir did. */
@@ -64,6 +64,8 @@ typedef struct {
     frontier_opts fo;          /* drop-rate limit and CI rule (frontier_opts_default) */
     const char *template_dir;  /* NULL: PLOT_TEMPLATE_DIR */
     const char *gnuplot;       /* the program; NULL: "gnuplot", searched on PATH */
+    const char *run_label;     /* plot_run: a line added to each title, e.g. which sweep
+                                  point the run is ("point 5 (streams=32, gpus=2)"); NULL: none */
     plot_summary *summary;     /* filled when not NULL */
 } plot_opts;
 

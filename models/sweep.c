@@ -7,6 +7,7 @@
  * never print, exit, or write outside the sweep's directory, and it keeps no
  * global mutable state (the work queue's state lives on the caller's stack). */
 #include "models/sweep.h"
+#include "models/sweep_int.h"
 #include "sim/slurp.h"
 #include <ctype.h>
 #include <dirent.h>
@@ -717,21 +718,15 @@ static int jr_number(jreader *j, double *v)
     return *e ? -1 : 0;
 }
 
-/* What a point file records (the members sweep_run writes before "result"). */
-typedef struct {
-    double format, point;
-    char *fnv, *reps, *dur, *header, *row;
-    int naxes;
-    char *axkey[CFG_MAX_AXES], *axval[CFG_MAX_AXES];
-} point_rec;
-
-static void point_rec_free(point_rec *r)
+void sweep_point_rec_free(sweep_point_rec *r)
 {
     free(r->fnv);
     free(r->reps);
     free(r->dur);
     free(r->header);
     free(r->row);
+    free(r->scenario);
+    free(r->result);
     for (int a = 0; a < r->naxes; a++) {
         free(r->axkey[a]);
         free(r->axval[a]);
@@ -761,7 +756,7 @@ static int jr_string_object(jreader *j, char **keys, char **vals, int max, int *
     return jr_lit(j, '}') ? 0 : -1;
 }
 
-static int parse_point(const char *text, size_t len, point_rec *rec)
+int sweep_point_parse(const char *text, size_t len, sweep_point_rec *rec)
 {
     memset(rec, 0, sizeof *rec);
     rec->format = rec->point = -1;
@@ -786,6 +781,14 @@ static int parse_point(const char *text, size_t len, point_rec *rec)
                 rc = jr_string(&j, &rec->header);
             } else if (strcmp(key, "csv_row") == 0 && !rec->row) {
                 rc = jr_string(&j, &rec->row);
+            } else if (strcmp(key, "scenario") == 0 && !rec->scenario) {
+                rc = jr_string(&j, &rec->scenario);
+            } else if (strcmp(key, "result") == 0 && !rec->result) {
+                jr_ws(&j);
+                const char *v = j.p;
+                rc = jr_skip(&j, 0);
+                if (rc == 0 && !(rec->result = strndup(v, (size_t)(j.p - v))))
+                    rc = -1;
             } else if (strcmp(key, "axes") == 0 && rec->naxes == 0) {
                 rc = jr_string_object(&j, rec->axkey, rec->axval, CFG_MAX_AXES, &rec->naxes);
             } else if (strcmp(key, "options") == 0 && !rec->reps) {
@@ -816,7 +819,7 @@ static int parse_point(const char *text, size_t len, point_rec *rec)
     jr_ws(&j);
     if (j.p != j.end)
         return -1;
-    return rec->fnv && rec->reps && rec->dur && rec->header && rec->row ? 0 : -1;
+    return rec->format >= 0 && rec->point >= 0 && rec->fnv && rec->reps && rec->dur && rec->header && rec->row ? 0 : -1;
 }
 
 static char *slurp(const char *path, size_t *len)
@@ -836,6 +839,7 @@ typedef struct {
     char reps[32], dur[32];      /* override texts; "" when not given */
     bool reps_axis, dur_axis;    /* an axis sets replications / duration_s itself */
     char fnv[17];
+    char scn_abs[4096];          /* the scenario's absolute path, for `vlsim plot` */
     char pdir[4200];             /* DIR/points */
     char *header;                /* results.csv header, from point 0 */
     char (*stages)[CFG_NAME_MAX];/* point 0's stage names */
@@ -933,21 +937,54 @@ static void point_path(const sweep_ctx *c, int p, char *buf, size_t n)
     snprintf(buf, n, "%s/%05d.json", c->pdir, p);
 }
 
+char *sweep_point_result_text(const run_result *r)
+{
+    char *json = NULL, *out = NULL;
+    size_t jlen = 0, olen = 0;
+    FILE *m = open_memstream(&json, &jlen);
+    if (!m)
+        return NULL;
+    report_json(m, r, 0.0);
+    if (fclose(m) != 0) {
+        free(json);
+        return NULL;
+    }
+    FILE *f = open_memstream(&out, &olen);
+    if (!f) {
+        free(json);
+        return NULL;
+    }
+    while (jlen > 0 && json[jlen - 1] == '\n')
+        jlen--;
+    for (size_t i = 0; i < jlen; i++) {          /* indented one level */
+        fputc(json[i], f);
+        if (json[i] == '\n')
+            fputs("  ", f);
+    }
+    free(json);
+    if (fclose(f) != 0) {
+        free(out);
+        return NULL;
+    }
+    return out;
+}
+
+void sweep_point_label(int p, char *const *keys, char *const *vals, int n, char *buf, size_t len)
+{
+    size_t k = (size_t)snprintf(buf, len, "point %d", p);
+    for (int a = 0; a < n && k < len; a++)
+        k += (size_t)snprintf(buf + k, len - k, "%s%s=%s", a ? ", " : " (", keys[a], vals[a]);
+    if (n > 0 && k < len)
+        snprintf(buf + k, len - k, ")");
+}
+
 static int write_point(const sweep_ctx *c, int p, const run_result *r, const char *row,
                        char *err, size_t errlen)
 {
     char path[4300];
     point_path(c, p, path, sizeof path);
-    char *json = NULL;
-    size_t jlen = 0;
-    FILE *m = open_memstream(&json, &jlen);
-    if (!m) {
-        fmt_err(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    report_json(m, r, 0.0);
-    if (fclose(m) != 0) {
-        free(json);
+    char *json = sweep_point_result_text(r);
+    if (!json) {
         fmt_err(err, errlen, "%s: out of memory", path);
         return -1;
     }
@@ -957,8 +994,10 @@ static int write_point(const sweep_ctx *c, int p, const run_result *r, const cha
         return -1;
     }
     FILE *f = o.f;
-    fprintf(f, "{\n  \"vlsim_sweep_point\": %d,\n  \"point\": %d,\n  \"scenario_fnv1a64\": ",
+    fprintf(f, "{\n  \"vlsim_sweep_point\": %d,\n  \"point\": %d,\n  \"scenario\": ",
             POINT_FORMAT, p);
+    json_string(f, c->scn_abs);
+    fputs(",\n  \"scenario_fnv1a64\": ", f);
     json_string(f, c->fnv);
     fputs(",\n  \"options\": {\"replications\": ", f);
     json_string(f, c->reps);
@@ -977,13 +1016,7 @@ static int write_point(const sweep_ctx *c, int p, const run_result *r, const cha
     fputs(",\n  \"csv_row\": ", f);
     json_string(f, row);
     fputs(",\n  \"result\": ", f);
-    while (jlen > 0 && json[jlen - 1] == '\n')
-        jlen--;
-    for (size_t i = 0; i < jlen; i++) {          /* the run's JSON, indented one level */
-        fputc(json[i], f);
-        if (json[i] == '\n')
-            fputs("  ", f);
-    }
+    fputs(json, f);
     fputs("\n}\n", f);
     free(json);
     return out_commit(&o, err, errlen);
@@ -999,8 +1032,8 @@ static bool point_matches(const sweep_ctx *c, int p, char **row)
     char *text = slurp(path, &len);
     if (!text)
         return false;
-    point_rec rec;
-    bool ok = parse_point(text, len, &rec) == 0;
+    sweep_point_rec rec;
+    bool ok = sweep_point_parse(text, len, &rec) == 0;
     free(text);
     ok = ok && rec.format == POINT_FORMAT && rec.point == p && strcmp(rec.fnv, c->fnv) == 0 &&
          strcmp(rec.reps, c->reps) == 0 && strcmp(rec.dur, c->dur) == 0 &&
@@ -1013,7 +1046,7 @@ static bool point_matches(const sweep_ctx *c, int p, char **row)
         *row = rec.row;
         rec.row = NULL;
     }
-    point_rec_free(&rec);
+    sweep_point_rec_free(&rec);
     return ok;
 }
 
@@ -1068,7 +1101,7 @@ static void run_progress(void *vc, int done, int total)
         c->o->progress(c->o->pctx, done, total);
 }
 
-static int fnv_file(const char *path, char out[17])
+int sweep_fnv_file(const char *path, char out[17])
 {
     size_t len;
     char *text = slurp(path, &len);
@@ -1306,9 +1339,14 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
     if (sweep_points_make(c->axes, c->naxes, o->sample, o->nsamples, o->sample_seed, &c->pts,
                           err, errlen) != 0)
         goto done;
-    if (fnv_file(scenario_path, c->fnv) != 0) {
+    if (sweep_fnv_file(scenario_path, c->fnv) != 0) {
         fmt_err(err, errlen, "%s: cannot read: %s", scenario_path, strerror(errno));
         goto done;
+    }
+    {
+        char *abs = realpath(scenario_path, NULL);
+        snprintf(c->scn_abs, sizeof c->scn_abs, "%s", abs ? abs : scenario_path);
+        free(abs);
     }
 
     /* point 0 fixes the stages and the header; every point must load */
@@ -1404,33 +1442,65 @@ done:
 
 /* ---- capacity --------------------------------------------------------------------- */
 
+#define CAP_MAX_HALVINGS 40
+
 typedef struct {
     const char *path;
     const sweep_capacity_opts *o;
-    const int *gpus;
+    const sweep_axis *over;      /* NULL: no outer key */
+    bool over_reps, over_dur;    /* the outer key sets replications / duration_s itself */
+    bool continuous;             /* the load is workload.rate_hz */
     sweep_capacity_row *rows;
     int inner_threads, max_streams;
+    double tol, rate0, max_rate;
     char reps[32], dur[32];
     pthread_mutex_t lock;
     int fail_idx, fail_code;
     char fail_msg[MSG];
 } cap_ctx;
 
-static int cap_load(const cap_ctx *c, int gpus, int streams, scenario_cfg *cfg, char *err,
+static const char *cap_load_key(const cap_ctx *c)
+{
+    return c->continuous ? "workload.rate_hz" : "workload.streams";
+}
+
+/* "gpus=2 streams=16" (load 0: without the load) */
+static void cap_name(const cap_ctx *c, int i, double load, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = 0;
+    if (c->over)
+        k = (size_t)snprintf(buf, n, "%s=%s", c->over->key, c->over->values[i]);
+    if (load > 0 && k < n) {
+        if (c->continuous)
+            snprintf(buf + k, n - k, "%srate_hz=%.6g", k ? " " : "", load);
+        else
+            snprintf(buf + k, n - k, "%sstreams=%d", k ? " " : "", (int)load);
+    }
+    if (!buf[0])
+        snprintf(buf, n, "the scenario");
+}
+
+/* Row i's scenario at load (streams or Hz; 0: the scenario's own). */
+static int cap_load(const cap_ctx *c, int i, double load, scenario_cfg *cfg, char *err,
                     size_t errlen)
 {
-    char g[32], s[32];
-    snprintf(g, sizeof g, "%d", gpus);
-    snprintf(s, sizeof s, "%d", streams);
+    char v[40];
     scn_override ov[4];
     size_t n = 0;
-    if (c->reps[0])
+    if (c->reps[0] && !c->over_reps)
         ov[n++] = (scn_override){ "replications", c->reps };
-    if (c->dur[0])
+    if (c->dur[0] && !c->over_dur)
         ov[n++] = (scn_override){ "duration_s", c->dur };
-    ov[n++] = (scn_override){ "cluster.gpus", g };
-    if (streams > 0)
-        ov[n++] = (scn_override){ "workload.streams", s };
+    if (c->over)
+        ov[n++] = (scn_override){ c->over->key, c->over->values[i] };
+    if (load > 0) {
+        if (c->continuous)
+            snprintf(v, sizeof v, "%.17g", load);
+        else
+            snprintf(v, sizeof v, "%d", (int)load);
+        ov[n++] = (scn_override){ cap_load_key(c), v };
+    }
     return scn_load_ex(c->path, ov, n, cfg, err, errlen);
 }
 
@@ -1444,57 +1514,103 @@ static void sla_text(const sla_verdict *v, char *buf, size_t n)
                  v->line->ms, v->value.mean);
 }
 
-/* One probe: 1 feasible, 0 not, -1 error (message in err). */
-static int cap_probe(cap_ctx *c, int i, int streams, char *err, size_t errlen)
+/* What a verdict is judged by: the CI's upper end, or the estimate alone. */
+static double sla_judged(const sla_verdict *v)
+{
+    return isfinite(v->value.hi) ? v->value.hi : v->value.mean;
+}
+
+/* How many values an SLA line's percentile was estimated from (all
+ * replications), and how many it needs: one per replication (on average),
+ * so that a percentile of no values at all (reported as 0) never passes. */
+static uint64_t sla_count(const run_result *res, const sla_cfg *l)
+{
+    const scenario_cfg *cfg = res->cfg;
+    if (strcmp(l->metric, "frame") == 0)
+        return res->cdf_e2e.n;
+    if (strcmp(l->metric, "response") == 0)
+        return res->answered;
+    for (int s = 0; s < cfg->nstages; s++)
+        if (strcmp(l->metric, cfg->stages[s].name) == 0)
+            return res->cdf_stage[s].n;
+    return 0;
+}
+
+static uint64_t sla_needed(const run_result *res)
+{
+    return (uint64_t)res->nrep;
+}
+
+/* One probe: 1 feasible, 0 not, -1 error (message in err). A probe whose
+ * SLA lines rest on too few values (sla_needed) is not feasible: a load so
+ * small that nothing completes would otherwise pass every line. */
+static int cap_probe(cap_ctx *c, int i, double load, char *err, size_t errlen)
 {
     sweep_capacity_row *row = &c->rows[i];
     scenario_cfg cfg;
-    char msg[MSG] = "";
-    if (cap_load(c, c->gpus[i], streams, &cfg, msg, sizeof msg) != 0) {
-        fmt_err(err, errlen, "gpus=%d streams=%d: %s", c->gpus[i], streams, msg);
+    char msg[MSG] = "", name[256];
+    cap_name(c, i, load, name, sizeof name);
+    if (cap_load(c, i, load, &cfg, msg, sizeof msg) != 0) {
+        fmt_err(err, errlen, "%s: %s", name, msg);
         return -1;
     }
     run_opts ro = { c->inner_threads, NULL, NULL };
     run_result res;
     if (run_scenario(&cfg, &ro, &res, msg, sizeof msg) != 0) {
-        fmt_err(err, errlen, "gpus=%d streams=%d: %s", c->gpus[i], streams, msg);
+        fmt_err(err, errlen, "%s: %s", name, msg);
         cfg_free(&cfg);
         return -1;
     }
     row->probes++;
-    int k = 0;
+    int k = 0, few = -1;
     while (k < res.nsla && res.sla[k].pass)
         k++;
-    bool ok = k == res.nsla;
+    for (int j = 0; j < res.nsla && few < 0; j++)
+        if (sla_count(&res, res.sla[j].line) < sla_needed(&res))
+            few = j;
+    bool ok = k == res.nsla && few < 0;
     if (ok) {
         row->frame_p99_ms = res.e2e.p99.mean;
         row->frame_p99_hi = res.e2e.p99.hi;
         row->drop_rate = res.drop_rate.mean;
         row->cost_per_stream_hour = res.cost_per_stream_hour;
-    } else {
+        int t = 0;
+        for (int j = 1; j < res.nsla; j++)
+            if (sla_judged(&res.sla[j]) / res.sla[j].line->ms >
+                sla_judged(&res.sla[t]) / res.sla[t].line->ms)
+                t = j;
+        sla_text(&res.sla[t], row->tightest, sizeof row->tightest);
+        row->tight_value = res.sla[t].value.mean;
+        row->tight_hi = res.sla[t].value.hi;
+        row->tight_ms = res.sla[t].line->ms;
+    } else if (k < res.nsla) {
         sla_text(&res.sla[k], row->failed, sizeof row->failed);
+    } else {
+        const sla_cfg *l = res.sla[few].line;
+        snprintf(row->failed, sizeof row->failed, "%s p%g <= %g ms: %llu values, too few to "
+                 "judge (%llu needed)", l->metric, l->percentile, l->ms,
+                 (unsigned long long)sla_count(&res, l), (unsigned long long)sla_needed(&res));
     }
     run_result_free(&res);
     cfg_free(&cfg);
     if (c->o->probe) {
         pthread_mutex_lock(&c->lock);
-        c->o->probe(c->o->pctx, c->gpus[i], streams, ok);
+        c->o->probe(c->o->pctx, row, load, ok);
         pthread_mutex_unlock(&c->lock);
     }
     return ok;
 }
 
-static int cap_fn(void *vc, int i)
+/* The integer search over workload.streams. 0, or -1 (message in msg). */
+static int cap_streams(cap_ctx *c, int i, char *msg, size_t msglen)
 {
-    cap_ctx *c = vc;
     sweep_capacity_row *row = &c->rows[i];
-    char msg[MSG];
     int lo = 0, hi = 0;                  /* lo: largest pass; hi: smallest failure (0: none) */
     char failed[sizeof row->failed] = "";
     for (int s = 1;;) {
-        int f = cap_probe(c, i, s, msg, sizeof msg);
+        int f = cap_probe(c, i, s, msg, msglen);
         if (f < 0)
-            goto fail;
+            return -1;
         if (!f) {
             hi = s;
             snprintf(failed, sizeof failed, "%s", row->failed);
@@ -1509,9 +1625,9 @@ static int cap_fn(void *vc, int i)
     }
     while (hi > 0 && hi - lo > 1) {
         int mid = lo + (hi - lo) / 2;
-        int f = cap_probe(c, i, mid, msg, sizeof msg);
+        int f = cap_probe(c, i, mid, msg, msglen);
         if (f < 0)
-            goto fail;
+            return -1;
         if (f) {
             lo = mid;
         } else {
@@ -1524,56 +1640,142 @@ static int cap_fn(void *vc, int i)
     row->streams = lo;
     row->first_infeasible = hi;
     snprintf(row->failed, sizeof row->failed, "%s", failed);
-    if (lo == 0)
-        row->frame_p99_ms = row->frame_p99_hi = row->drop_rate = row->cost_per_stream_hour = NAN;
     return 0;
-fail:
-    pthread_mutex_lock(&c->lock);
-    if (c->fail_idx < 0 || i < c->fail_idx) {
-        c->fail_idx = i;
-        c->fail_code = SWEEP_FAIL;
-        snprintf(c->fail_msg, sizeof c->fail_msg, "%s", msg);
-    }
-    pthread_mutex_unlock(&c->lock);
-    return 1;
 }
 
-int sweep_capacity(const char *scenario_path, const int *gpus, int ngpus,
+/* The search over workload.rate_hz, to a relative tolerance. 0, or -1. */
+static int cap_rate(cap_ctx *c, int i, char *msg, size_t msglen)
+{
+    sweep_capacity_row *row = &c->rows[i];
+    double lo = 0, hi = 0;               /* lo: largest pass; hi: smallest failure (0: none) */
+    char failed[sizeof row->failed] = "", first_failed[sizeof row->failed] = "";
+    double r = c->rate0 < c->max_rate ? c->rate0 : c->max_rate;
+    int f = cap_probe(c, i, r, msg, msglen);
+    if (f < 0)
+        return -1;
+    if (f) {                             /* double until a rate fails */
+        lo = r;
+        while (hi == 0) {
+            if (r >= c->max_rate) {
+                row->capped = true;
+                break;
+            }
+            r = 2 * r < c->max_rate ? 2 * r : c->max_rate;
+            if ((f = cap_probe(c, i, r, msg, msglen)) < 0)
+                return -1;
+            if (f) {
+                lo = r;
+            } else {
+                hi = r;
+                snprintf(failed, sizeof failed, "%s", row->failed);
+            }
+        }
+    } else {                             /* halve until a rate passes */
+        hi = r;
+        snprintf(failed, sizeof failed, "%s", row->failed);
+        snprintf(first_failed, sizeof first_failed, "%s", row->failed);
+        for (int k = 0; k < CAP_MAX_HALVINGS && lo == 0; k++) {
+            r /= 2;
+            if ((f = cap_probe(c, i, r, msg, msglen)) < 0)
+                return -1;
+            if (f) {
+                lo = r;
+            } else {
+                hi = r;
+                snprintf(failed, sizeof failed, "%s", row->failed);
+            }
+        }
+    }
+    while (lo > 0 && hi > 0 && hi - lo > c->tol * lo) {
+        double mid = 0.5 * (lo + hi);
+        if ((f = cap_probe(c, i, mid, msg, msglen)) < 0)
+            return -1;
+        if (f) {
+            lo = mid;
+        } else {
+            hi = mid;
+            snprintf(failed, sizeof failed, "%s", row->failed);
+        }
+    }
+    /* as for streams: the last passing probe was at lo */
+    row->rate_hz = lo;
+    row->rate_fail_hz = hi;
+    snprintf(row->failed, sizeof row->failed, "%s", failed);
+    if (lo == 0) {                       /* nothing passes: say why at the first rate */
+        row->rate_fail_hz = c->rate0 < c->max_rate ? c->rate0 : c->max_rate;
+        snprintf(row->failed, sizeof row->failed, "%s", first_failed);
+    }
+    return 0;
+}
+
+static int cap_fn(void *vc, int i)
+{
+    cap_ctx *c = vc;
+    sweep_capacity_row *row = &c->rows[i];
+    char msg[MSG];
+    if ((c->continuous ? cap_rate(c, i, msg, sizeof msg) : cap_streams(c, i, msg, sizeof msg)) != 0) {
+        pthread_mutex_lock(&c->lock);
+        if (c->fail_idx < 0 || i < c->fail_idx) {
+            c->fail_idx = i;
+            c->fail_code = SWEEP_FAIL;
+            snprintf(c->fail_msg, sizeof c->fail_msg, "%s", msg);
+        }
+        pthread_mutex_unlock(&c->lock);
+        return 1;
+    }
+    if (c->continuous ? row->rate_hz == 0 : row->streams == 0) {
+        row->frame_p99_ms = row->frame_p99_hi = row->drop_rate = row->cost_per_stream_hour = NAN;
+        row->tight_value = row->tight_hi = row->tight_ms = NAN;
+    }
+    return 0;
+}
+
+int sweep_capacity(const char *scenario_path, const sweep_axis *over,
                    const sweep_capacity_opts *o, sweep_capacity_row *rows,
                    char *err, size_t errlen)
 {
-    if (ngpus < 1) {
-        fmt_err(err, errlen, "capacity: no GPU counts given");
+    if (over && over->nvalues == 0)
+        over = NULL;
+    if (over && (!over->key[0] || axis_check_values(over, "capacity: outer key", err, errlen)))
+        return SWEEP_BAD_INPUT;
+    if (over && over->nvalues > CFG_MAX_AXIS_VALUES) {
+        fmt_err(err, errlen, "capacity: %s: more than %d values", over->key, CFG_MAX_AXIS_VALUES);
         return SWEEP_BAD_INPUT;
     }
-    for (int i = 0; i < ngpus; i++)
-        if (gpus[i] < 1) {
-            fmt_err(err, errlen, "capacity: GPU count %d: must be >= 1", gpus[i]);
-            return SWEEP_BAD_INPUT;
-        }
     if (o->replications < 0 || o->duration_s < 0 || !isfinite(o->duration_s)) {
         fmt_err(err, errlen, "capacity: replications and duration must be > 0");
         return SWEEP_BAD_INPUT;
     }
-    cap_ctx c = { .path = scenario_path, .o = o, .gpus = gpus, .rows = rows, .fail_idx = -1 };
+    if (!isfinite(o->tol) || o->tol > 0.5 || !isfinite(o->max_rate_hz)) {
+        fmt_err(err, errlen, "capacity: the tolerance must be in (0, 0.5] and the largest "
+                "rate finite");
+        return SWEEP_BAD_INPUT;
+    }
+    cap_ctx c = { .path = scenario_path, .o = o, .over = over, .rows = rows, .fail_idx = -1 };
     if (o->replications > 0)
         snprintf(c.reps, sizeof c.reps, "%d", o->replications);
     if (o->duration_s > 0)
         snprintf(c.dur, sizeof c.dur, "%.17g", o->duration_s);
     c.max_streams = o->max_streams > 0 ? o->max_streams : 65536;
+    c.tol = o->tol > 0 ? o->tol : SWEEP_CAPACITY_TOL;
+    const char *okey = over ? sweep_canonical_key(over->key) : "";
+    c.over_reps = strcmp(okey, "replications") == 0;
+    c.over_dur = strcmp(okey, "duration_s") == 0;
+    int nrows = over ? over->nvalues : 1;
 
     /* the scenario must have what the search varies and judges */
     scenario_cfg cfg;
     if (scn_load_ex(scenario_path, NULL, 0, &cfg, err, errlen) != 0)
         return SWEEP_BAD_INPUT;
     int rc = SWEEP_BAD_INPUT;
+    c.continuous = cfg.workload.arrival == ARRIVAL_POISSON;
     if (cfg.nsla == 0)
-        fmt_err(err, errlen, "%s: no sla lines; capacity searches for the most streams that "
-                "meet them", scenario_path);
-    else if (cfg.workload.arrival != ARRIVAL_PERIODIC)
-        fmt_err(err, errlen, "%s: capacity varies workload.streams, which needs arrival: "
-                "periodic", scenario_path);
-    else if (cfg.cluster.gpus < 1)
+        fmt_err(err, errlen, "%s: no sla lines; capacity searches for the most load that "
+                "meets them", scenario_path);
+    else if (strcmp(okey, cap_load_key(&c)) == 0)
+        fmt_err(err, errlen, "the outer key %s is the load the search varies; give another "
+                "key", over->key);
+    else if (strcmp(okey, "cluster.gpus") == 0 && cfg.cluster.gpus < 1)
         fmt_err(err, errlen, "%s: capacity varies cluster.gpus; the scenario has no cluster",
                 scenario_path);
     else
@@ -1581,23 +1783,34 @@ int sweep_capacity(const char *scenario_path, const int *gpus, int ngpus,
     cfg_free(&cfg);
     if (rc != SWEEP_OK)
         return rc;
-    for (int i = 0; i < ngpus; i++) {            /* every GPU count loads */
-        char msg[MSG];
-        if (cap_load(&c, gpus[i], 0, &cfg, msg, sizeof msg) != 0) {
-            fmt_err(err, errlen, "gpus=%d: %s", gpus[i], msg);
+    for (int i = 0; i < nrows; i++) {            /* every row loads, with the same arrivals */
+        char msg[MSG], name[256];
+        cap_name(&c, i, 0, name, sizeof name);
+        if (cap_load(&c, i, 0, &cfg, msg, sizeof msg) != 0) {
+            fmt_err(err, errlen, "%s: %s", name, msg);
             return SWEEP_BAD_INPUT;
         }
-        cfg_free(&cfg);
-    }
-    for (int i = 0; i < ngpus; i++) {
+        bool same = (cfg.workload.arrival == ARRIVAL_POISSON) == c.continuous;
+        if (i == 0)
+            c.rate0 = cfg.workload.rate_hz;
         memset(&rows[i], 0, sizeof rows[i]);
-        rows[i].gpus = gpus[i];
+        if (over)
+            snprintf(rows[i].over, sizeof rows[i].over, "%s", over->values[i]);
+        rows[i].gpus = cfg.cluster.gpus;
+        rows[i].continuous = c.continuous;
+        cfg_free(&cfg);
+        if (!same) {
+            fmt_err(err, errlen, "%s: its arrivals are not the scenario's; every row of a "
+                    "capacity search varies the same load", name);
+            return SWEEP_BAD_INPUT;
+        }
     }
+    c.max_rate = o->max_rate_hz > 0 ? o->max_rate_hz : ldexp(c.rate0, 20);
     int jobs = o->jobs > 0 ? o->jobs : rep_default_threads();
-    int outer = jobs < ngpus ? jobs : ngpus;
+    int outer = jobs < nrows ? jobs : nrows;
     c.inner_threads = jobs / outer > 1 ? jobs / outer : 1;
     pthread_mutex_init(&c.lock, NULL);
-    if (rep_run_all(ngpus, outer, cap_fn, &c, NULL, NULL) != 0) {
+    if (rep_run_all(nrows, outer, cap_fn, &c, NULL, NULL) != 0) {
         if (c.fail_idx >= 0)
             fmt_err(err, errlen, "%s", c.fail_msg);
         else
@@ -1608,27 +1821,65 @@ int sweep_capacity(const char *scenario_path, const int *gpus, int ngpus,
     return rc;
 }
 
-void sweep_capacity_report(FILE *f, const sweep_capacity_row *rows, int n)
+void sweep_capacity_report(FILE *f, const char *key, const sweep_capacity_row *rows, int n)
 {
-    fprintf(f, "  %5s %8s %12s %15s %10s %14s %7s  %s\n", "gpus", "streams", "streams/GPU",
-            "frame p99 (ms)", "drop %", "$/stream-hour", "probes", "what fails beyond");
+    const char *kname = NULL;
+    if (key)
+        kname = strcmp(sweep_canonical_key(key), "cluster.gpus") == 0 ? "gpus" : key;
+    int kw = kname ? (int)strlen(kname) : 0;
+    kw = kw < 5 ? 5 : kw;
+    bool cont = n > 0 && rows[0].continuous;
+    if (kname)
+        fprintf(f, "  %*s", kw, kname);
+    if (cont)
+        fprintf(f, "%s%10s %15s %10s %7s  %-46s  %s\n", kname ? " " : "  ", "rate (Hz)",
+                "frame p99 (ms)", "drop %", "probes", "tightest SLA line at capacity",
+                "what fails beyond");
+    else
+        fprintf(f, "%s%8s %12s %15s %10s %14s %7s  %s\n", kname ? " " : "  ", "streams",
+                "streams/GPU", "frame p99 (ms)", "drop %", "$/stream-hour", "probes",
+                "what fails beyond");
     for (int i = 0; i < n; i++) {
         const sweep_capacity_row *r = &rows[i];
-        char p99[32] = "-", drop[32] = "-", cost[32] = "-", beyond[256];
-        if (r->streams > 0) {
+        bool any = cont ? r->rate_hz > 0 : r->streams > 0;
+        char p99[32] = "-", drop[32] = "-", cost[32] = "-", per[32] = "-", beyond[256];
+        if (any) {
             snprintf(p99, sizeof p99, "%.2f", r->frame_p99_ms);
             snprintf(drop, sizeof drop, "%.3f%%", 100.0 * r->drop_rate);
             if (isfinite(r->cost_per_stream_hour))
                 snprintf(cost, sizeof cost, "%.4f", r->cost_per_stream_hour);
         }
+        if (kname)
+            fprintf(f, "  %*s", kw, r->over);
+        const char *sep = kname ? " " : "  ";
+        if (cont) {
+            if (r->capped)
+                snprintf(beyond, sizeof beyond, "(search limit: %.6g Hz passes)", r->rate_hz);
+            else if (!any)
+                snprintf(beyond, sizeof beyond, "no rate passes, down to 2^-%d x %.6g Hz; at "
+                         "%.6g Hz: %s", CAP_MAX_HALVINGS, r->rate_fail_hz, r->rate_fail_hz,
+                         r->failed);
+            else
+                snprintf(beyond, sizeof beyond, "%.6g Hz: %s", r->rate_fail_hz, r->failed);
+            fprintf(f, "%s%10.6g %15s %10s %7d  %-46s  %s\n", sep, r->rate_hz, p99, drop,
+                    r->probes, any ? r->tightest : "-", beyond);
+            continue;
+        }
         if (r->capped)
             snprintf(beyond, sizeof beyond, "(search limit: %d streams all pass)", r->streams);
         else
             snprintf(beyond, sizeof beyond, "%d streams: %s", r->first_infeasible, r->failed);
-        fprintf(f, "  %5d %8d %12.1f %15s %10s %14s %7d  %s\n", r->gpus, r->streams,
-                (double)r->streams / r->gpus, p99, drop, cost, r->probes, beyond);
+        if (r->gpus > 0)
+            snprintf(per, sizeof per, "%.1f", (double)r->streams / r->gpus);
+        fprintf(f, "%s%8d %12s %15s %10s %14s %7d  %s\n", sep, r->streams, per, p99, drop, cost,
+                r->probes, beyond);
     }
-    fprintf(f, "  streams: the most for which every SLA line passes (the 95%% CI's upper end "
-            "within its target);\n  the search assumes that more streams never make a "
-            "configuration feasible again.\n");
+    if (cont)
+        fprintf(f, "  rate: the largest rate probed for which every SLA line passes (the 95%% CI's "
+                "upper end within its\n  target), within the tolerance of the smallest rate "
+                "that fails; the search assumes more load never helps.\n");
+    else
+        fprintf(f, "  streams: the most for which every SLA line passes (the 95%% CI's upper "
+                "end within its target);\n  the search assumes that more streams never make a "
+                "configuration feasible again.\n");
 }

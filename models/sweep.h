@@ -161,15 +161,18 @@ typedef struct {
  * Leftover temporaries of a killed run are removed.
  *
  * Point files, DIR/points/NNNNN.json (5 digits), hold one JSON object:
- *   {"vlsim_sweep_point": 1, "point": N, "scenario_fnv1a64": "<hex of the
- *    scenario file's bytes>", "options": {"replications": "3", "duration_s": ""},
+ *   {"vlsim_sweep_point": 1, "point": N, "scenario": "<the scenario's absolute
+ *    path>", "scenario_fnv1a64": "<hex of the scenario file's bytes>",
+ *    "options": {"replications": "3", "duration_s": ""},
  *    "axes": {"<key>": "<value>", ...}, "csv_header": "<results.csv header>",
  *    "csv_row": "<this point's results.csv row>", "result": <the run's JSON
  *    as `vlsim run --json` writes it, with wall_s 0>}
  * With o->resume a point whose file parses and whose number, axes, scenario
  * hash, options and header all match is not run again (files the scenario
- * names, such as empirical samples, are not hashed). Without it every point
- * runs and its file is replaced.
+ * names, such as empirical samples, are not hashed; the recorded path is not
+ * compared). Without it every point runs and its file is replaced. The path
+ * and the options and axes are what sweep_point.h needs to run a point
+ * again; files written before the path was recorded lack "scenario".
  *
  * results.csv (see the columns above) is written atomically from the point
  * files when every point is done, replacing an earlier one.
@@ -179,42 +182,76 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
 
 /* ---- vlsim capacity --------------------------------------------------------- */
 
+/* One row of the capacity search: one value of the outer key. The load the
+ * search varies is workload.streams (periodic arrivals: an integer count)
+ * or workload.rate_hz (poisson arrivals: a continuous rate). */
 typedef struct {
-    int gpus;                    /* the GPU count searched */
+    char over[32];               /* the outer key's value as given ("" without an outer key) */
+    int gpus;                    /* the row's cluster.gpus (0: no cluster) */
+    bool continuous;             /* the load is workload.rate_hz, not workload.streams */
+    /* periodic */
     int streams;                 /* the largest feasible stream count; 0: not even one */
-    bool capped;                 /* feasible up to max_streams: the search stopped there */
     int first_infeasible;        /* the smallest infeasible count probed (0 when capped) */
-    char failed[160];            /* at first_infeasible: the first SLA line that failed,
-                                    e.g. "frame p99 <= 200 ms: 312.4 ms, CI upper 330.1" */
+    /* poisson */
+    double rate_hz;              /* the largest feasible rate probed; 0: none found */
+    double rate_fail_hz;         /* the smallest infeasible rate probed (0 when capped; when
+                                    nothing passes, the first rate probed, and `failed` is
+                                    what failed there) */
+    bool capped;                 /* feasible up to the search limit: the search stopped there */
+    char failed[160];            /* at the smallest infeasible load: the first SLA line that
+                                    failed, e.g. "frame p99 <= 200 ms: 312.4 ms, CI upper 330.1" */
+    char tightest[160];          /* at the capacity: the SLA line nearest its target (the
+                                    largest CI upper end / target), the same form */
+    double tight_value, tight_hi, tight_ms;   /* that line's estimate, CI upper end, target */
     int probes;                  /* runs made */
-    /* at `streams` (NaN when streams is 0) */
+    /* at the capacity (NaN when nothing is feasible) */
     double frame_p99_ms, frame_p99_hi, drop_rate, cost_per_stream_hour;
 } sweep_capacity_row;
+
+#define SWEEP_CAPACITY_TOL 0.01  /* default relative tolerance of a rate search */
 
 typedef struct {
     int jobs;                    /* threads in all; <= 0: one per core */
     int replications;            /* > 0: override */
     double duration_s;           /* > 0: override */
-    int max_streams;             /* largest count tried; <= 0: 65536 */
-    /* Called after each probe, one call at a time, from any thread. */
-    void (*probe)(void *pctx, int gpus, int streams, bool feasible);
+    int max_streams;             /* periodic: largest count tried; <= 0: 65536 */
+    double tol;                  /* poisson: stop when (fail - pass) <= tol x pass;
+                                    <= 0: SWEEP_CAPACITY_TOL; at most 0.5 */
+    double max_rate_hz;          /* poisson: largest rate tried; <= 0: 2^20 x the scenario's */
+    /* Called after each probe, one call at a time, from any thread: the
+     * row being searched (its over, gpus and continuous are set), the load
+     * probed (streams or Hz) and the verdict. */
+    void (*probe)(void *pctx, const sweep_capacity_row *row, double load, bool feasible);
     void *pctx;
 } sweep_capacity_opts;
 
-/* For each GPU count gpus[i] (cluster.gpus), the largest workload.streams
- * for which every SLA line passes (the verdict of run_result: the CI's upper
- * end within the target), into rows[i]. The search doubles the stream count
- * from 1 until a count fails (or max_streams passes), then bisects between
- * the last pass and the first failure; it assumes feasibility is monotone in
- * the stream count (more streams never help), and probes nothing else. The
- * scenario needs periodic streams, a cluster and at least one SLA line.
- * The GPU counts are searched in parallel; the answer does not depend on
- * jobs. Returns as sweep_run. */
-int sweep_capacity(const char *scenario_path, const int *gpus, int ngpus,
+/* For each value of the outer key (over->values; over NULL or with no
+ * values: the scenario as written, one row), the largest load for which
+ * every SLA line passes (the verdict of run_result: the CI's upper end
+ * within the target), into rows[i] (room for over->nvalues rows, or 1).
+ * over->key is any scalar key path (sweep_canonical_key: gpus, fps, streams
+ * stand for their workload / cluster keys), but not the load itself.
+ *
+ * Periodic arrivals: workload.streams from 1, doubled until a count fails
+ * (or max_streams passes), then bisected between the last pass and the
+ * first failure to the exact count. Poisson arrivals: workload.rate_hz from
+ * the scenario's rate, doubled until a rate fails (or halved until one
+ * passes: at most 40 halvings, after which the row reports 0), then
+ * bisected until the gap between the largest passing and the smallest
+ * failing rate is within tol of the passing one; the answer is that passing
+ * rate, so it errs low by at most tol, plus what the CI rule costs. Both
+ * assume that feasibility is monotone in the load (more load never helps).
+ * A probe passes only when each SLA line's percentile rests on at least
+ * one value per replication (on average), so that a load at which nothing
+ * completes (a percentile of no values reads 0) does not pass by default.
+ * The scenario needs at least one SLA line. The rows are searched in
+ * parallel; the answer does not depend on jobs. Returns as sweep_run. */
+int sweep_capacity(const char *scenario_path, const sweep_axis *over,
                    const sweep_capacity_opts *o, sweep_capacity_row *rows,
                    char *err, size_t errlen);
 
-/* A readable table of the rows (one line per GPU count). */
-void sweep_capacity_report(FILE *f, const sweep_capacity_row *rows, int n);
+/* A readable table of the rows (one line per row); key is the outer key as
+ * given (NULL: no outer key). */
+void sweep_capacity_report(FILE *f, const char *key, const sweep_capacity_row *rows, int n);
 
 #endif

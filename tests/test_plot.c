@@ -4,16 +4,21 @@
  * heatmap's SLA contour, a table without streams / gpus (frontier only, the
  * heatmap skipped with a note), and the failures: no results.csv, no
  * gnuplot, a gnuplot error, a missing template — none leaving a picture or
- * a temporary behind. Needs gnuplot (make deps: gnuplot-nox); runs from the
+ * a temporary behind; and the one-run pictures of a sweep's point, run
+ * again from its point file, whose numbers equal the sweep's. Needs gnuplot (make deps: gnuplot-nox); runs from the
  * repository root (the templates in plots/). */
 #include <criterion/criterion.h>
 #include <dirent.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include "models/frontier.h"
 #include "models/plot.h"
+#include "models/sweep.h"
+#include "models/sweep_point.h"
 
 /* ---- helpers -------------------------------------------------------------------- */
 
@@ -520,4 +525,214 @@ Test(plot, run_without_series_or_budgets)
     /* no directory: bad input */
     cr_assert_eq(plot_run(&h.r, "/nonexistent/vlsim-plot", &o, err, sizeof err), PLOT_BAD_INPUT);
     hand_run_free(&h);
+}
+
+/* ---- one point of a sweep, again ------------------------------------------------------ */
+
+#define EXAMPLE "scenarios/sweep-example.yaml"
+
+static void rm_rf(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* Column `name` of a CSV row (no quoted fields), given its header. */
+static void csv_cell(const char *header, const char *row, const char *name, char *out, size_t n)
+{
+    int col = -1, k = 0;
+    for (const char *p = header; p && *p; k++) {
+        const char *e = strchr(p, ',');
+        size_t l = e ? (size_t)(e - p) : strlen(p);
+        if (strlen(name) == l && strncmp(p, name, l) == 0)
+            col = k;
+        p = e ? e + 1 : NULL;
+    }
+    cr_assert_geq(col, 0, "no column %s", name);
+    const char *p = row;
+    for (k = 0; k < col; k++) {
+        p = strchr(p, ',');
+        cr_assert_not_null(p);
+        p++;
+    }
+    const char *e = strpbrk(p, ",\n");
+    size_t l = e ? (size_t)(e - p) : strlen(p);
+    snprintf(out, n, "%.*s", (int)l, p);
+}
+
+/* The line of results.csv whose point column is p (the header: line 0). */
+static char *csv_line(const char *csv, int line)
+{
+    const char *p = csv;
+    for (int k = 0; k < line; k++) {
+        p = strchr(p, '\n');
+        cr_assert_not_null(p);
+        p++;
+    }
+    const char *e = strchr(p, '\n');
+    return strndup(p, e ? (size_t)(e - p) : strlen(p));
+}
+
+static void expect_cell(const char *header, const char *row, const char *name, double v)
+{
+    char got[64], want[64] = "";
+    csv_cell(header, row, name, got, sizeof got);
+    if (isfinite(v))
+        snprintf(want, sizeof want, "%.10g", v);
+    cr_expect_str_eq(got, want, "%s: the sweep has %s, the run again %s", name, got, want);
+}
+
+Test(plot, sweep_point_run_again, .timeout = 120)
+{
+    char d[64];
+    mk_tmpdir(d, sizeof d);
+    sweep_opts so = { .out_dir = d, .jobs = 2, .replications = 2, .duration_s = 20 };
+    char err[2048] = "";
+    cr_assert_eq(sweep_run(EXAMPLE, &so, err, sizeof err), SWEEP_OK, "%s", err);
+    char *csv = slurp_in(d, "results.csv", NULL);
+    cr_assert_not_null(csv);
+    char *header = csv_line(csv, 0);
+
+    /* the pick, by hand from results.csv: the least cost among the rows
+     * that pass every SLA line and drop at most 1 % */
+    frontier_table t;
+    char path[256];
+    snprintf(path, sizeof path, "%s/results.csv", d);
+    cr_assert_eq(frontier_read(path, &t, err, sizeof err), 0, "%s", err);
+    double best = INFINITY;
+    for (int r = 0; r < t.nrows; r++) {
+        char sla[8], drop[32], cost[32];
+        char *row = csv_line(csv, r + 1);
+        csv_cell(header, row, "sla_pass", sla, sizeof sla);
+        csv_cell(header, row, "drop_rate", drop, sizeof drop);
+        csv_cell(header, row, "cost_per_stream_hour", cost, sizeof cost);
+        if (!strcmp(sla, "1") && atof(drop) <= 0.01 && atof(cost) < best)
+            best = atof(cost);
+        free(row);
+    }
+    frontier_free(&t);
+    cr_assert(isfinite(best), "some point of the example passes its SLA");
+    plot_opts po;
+    plot_opts_default(&po);
+    plot_summary s;
+    po.summary = &s;
+    sweep_plot_info info;
+    cr_assert_eq(sweep_plot_point(d, -1, NULL, 2, &po, &info, err, sizeof err), PLOT_OK, "%s",
+                 err);
+    char *row = csv_line(csv, info.point + 1);
+    char cell[64];
+    csv_cell(header, row, "sla_pass", cell, sizeof cell);
+    cr_expect_str_eq(cell, "1");
+    csv_cell(header, row, "cost_per_stream_hour", cell, sizeof cell);
+    cr_expect_float_eq(atof(cell), best, 1e-12, "point %d costs %s, the least passing %g",
+                       info.point, cell, best);
+    cr_expect(strstr(info.why, "cheapest") != NULL, "%s", info.why);
+    cr_expect(info.same, "the run again equals point %d's file", info.point);
+    char streams[16], gpus[16], want[128];
+    csv_cell(header, row, "streams", streams, sizeof streams);
+    csv_cell(header, row, "gpus", gpus, sizeof gpus);
+    snprintf(want, sizeof want, "point %d (streams=%s, gpus=%s)", info.point, streams, gpus);
+    cr_expect_str_eq(info.label, want);
+
+    /* the one-run pictures: every file, non-empty, real PNG / SVG, the
+     * point named in the titles, and gnuplot redraws them without a word */
+    static const char *const RUN_FILES[] = {
+        "cdf.dat", "cdf.gp", "cdf.png", "cdf.svg", "budget.dat", "budget.gp", "budget.png",
+        "budget.svg", "series.dat", "series.gp", "series.png", "series.svg",
+    };
+    for (size_t k = 0; k < sizeof RUN_FILES / sizeof RUN_FILES[0]; k++)
+        assert_picture(d, RUN_FILES[k]);
+    cr_expect_eq(s.nfiles, 12);
+    assert_no_temporaries(d);
+    char *gp = slurp_in(d, "cdf.gp", NULL);
+    cr_expect(strstr(gp, want) != NULL, "cdf.gp names %s", want);
+    free(gp);
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "cd '%s' && gnuplot cdf.gp budget.gp series.gp > gp.out 2>&1", d);
+    cr_expect_eq(system(cmd), 0);
+    size_t glen = 1;
+    char *gout = slurp_in(d, "gp.out", &glen);
+    cr_expect_eq(glen, 0, "gnuplot said: %s", gout ? gout : "");
+    free(gout);
+    snprintf(path, sizeof path, "%s/gp.out", d);
+    unlink(path);
+    /* the directory is still a sweep's: a resume accepts it and runs nothing */
+    sweep_summary sum;
+    so.resume = true;
+    so.summary = &sum;
+    cr_expect_eq(sweep_run(EXAMPLE, &so, err, sizeof err), SWEEP_OK, "%s", err);
+    cr_expect_eq(sum.nrun, 0);
+
+    /* the numbers of the run again equal the sweep's own run of the point
+     * (its row in results.csv), on another thread count */
+    scenario_cfg cfg;
+    run_result res;
+    bool same = false;
+    char label[512];
+    cr_assert_eq(sweep_rerun_point(d, info.point, NULL, 1, &cfg, &res, &same, label,
+                                   sizeof label, err, sizeof err), 0, "%s", err);
+    cr_expect(same);
+    expect_cell(header, row, "frame_p50", res.e2e.p50.mean);
+    expect_cell(header, row, "frame_p95", res.e2e.p95.mean);
+    expect_cell(header, row, "frame_p99", res.e2e.p99.mean);
+    expect_cell(header, row, "frame_p99_lo", res.e2e.p99.lo);
+    expect_cell(header, row, "frame_p99_hi", res.e2e.p99.hi);
+    expect_cell(header, row, "drop_rate", res.drop_rate.mean);
+    expect_cell(header, row, "cost_per_stream_hour", res.cost_per_stream_hour);
+    for (int st = 0; st < cfg.nstages; st++) {
+        char col[96];
+        snprintf(col, sizeof col, "p99_%s", cfg.stages[st].name);
+        expect_cell(header, row, col, res.stage[st].sojourn.p99.mean);
+    }
+    cr_expect_eq(cfg.workload.streams, atoi(streams));
+    cr_expect_eq(cfg.cluster.gpus, atoi(gpus));
+    cr_expect_eq(cfg.replications, 2);
+    cr_expect_float_eq(cfg.duration_s, 20, 1e-12);
+    run_result_free(&res);
+    cfg_free(&cfg);
+    free(row);
+
+    /* --point: that one */
+    cr_assert_eq(sweep_plot_point(d, 0, NULL, 2, &po, &info, err, sizeof err), PLOT_OK, "%s", err);
+    cr_expect_eq(info.point, 0);
+    cr_expect(info.same);
+    cr_expect_str_eq(info.why, "chosen with --point");
+    cr_expect_eq(sweep_plot_point(d, 999, NULL, 2, &po, &info, err, sizeof err), PLOT_BAD_INPUT);
+    cr_expect(strstr(err, "00999.json") != NULL, "%s", err);
+
+    /* an older point file, without "scenario": a clear error, and it runs
+     * again when the scenario is named */
+    snprintf(path, sizeof path, "%s/points/00000.json", d);
+    char *pf = slurp_in(d, "points/00000.json", NULL);
+    char *sc = strstr(pf, "  \"scenario\": ");
+    cr_assert_not_null(sc);
+    char *eol = strchr(sc, '\n');
+    memmove(sc, eol + 1, strlen(eol + 1) + 1);
+    write_in(d, "points/00000.json", pf);
+    free(pf);
+    cr_expect_eq(sweep_rerun_point(d, 0, NULL, 1, &cfg, &res, &same, label, sizeof label, err,
+                                   sizeof err), -2);
+    cr_expect(strstr(err, "does not record its scenario") != NULL, "%s", err);
+    cr_expect(strstr(err, "--scenario FILE") != NULL, "%s", err);
+    same = false;
+    cr_assert_eq(sweep_rerun_point(d, 0, EXAMPLE, 1, &cfg, &res, &same, label, sizeof label, err,
+                                   sizeof err), 0, "%s", err);
+    cr_expect(same);
+    run_result_free(&res);
+    cfg_free(&cfg);
+    /* a scenario whose bytes changed */
+    char *text = slurp_in(".", EXAMPLE, NULL);
+    char *moved = malloc(strlen(text) + 32);
+    sprintf(moved, "%s# edited\n", text);
+    write_in(d, "edited.yaml", moved);
+    free(moved);
+    free(text);
+    snprintf(path, sizeof path, "%s/edited.yaml", d);
+    cr_expect_eq(sweep_rerun_point(d, 0, path, 1, &cfg, &res, &same, label, sizeof label, err,
+                                   sizeof err), -2);
+    cr_expect(strstr(err, "its bytes are not those") != NULL, "%s", err);
+    free(header);
+    free(csv);
+    rm_rf(d);
 }

@@ -740,10 +740,11 @@ static const char *CAP_YAML =
     "    max_batch: 1\n"
     "    service: {dist: constant, ms: 10}\n";
 
-static void cap_probe_count(void *pctx, int gpus, int streams, bool feasible)
+static void cap_probe_count(void *pctx, const sweep_capacity_row *row, double load,
+                            bool feasible)
 {
-    (void)gpus;
-    (void)streams;
+    (void)row;
+    (void)load;
     (void)feasible;
     (*(int *)pctx)++;
 }
@@ -755,14 +756,16 @@ Test(sweep, capacity_against_hand, .timeout = 60)
     snprintf(path, sizeof path, "%s/cap.yaml", d);
     write_file(path, CAP_YAML);
     int gpus[3] = { 1, 2, 3 };
+    sweep_axis over = axis("gpus=1,2,3");
     sweep_capacity_row rows[3];
     int probes = 0;
     sweep_capacity_opts o = { .jobs = 2, .probe = cap_probe_count, .pctx = &probes };
     char err[1024] = "";
-    cr_assert_eq(sweep_capacity(path, gpus, 3, &o, rows, err, sizeof err), SWEEP_OK, "%s", err);
+    cr_assert_eq(sweep_capacity(path, &over, &o, rows, err, sizeof err), SWEEP_OK, "%s", err);
     int total = 0;
     for (int i = 0; i < 3; i++) {
         cr_expect_eq(rows[i].gpus, gpus[i]);
+        cr_expect(!rows[i].continuous);
         cr_expect_eq(rows[i].streams, 10 * gpus[i], "%d GPUs: %d streams, want %d", gpus[i],
                      rows[i].streams, 10 * gpus[i]);
         cr_expect_eq(rows[i].first_infeasible, 10 * gpus[i] + 1);
@@ -779,18 +782,42 @@ Test(sweep, capacity_against_hand, .timeout = 60)
 
     /* the answer does not depend on jobs; a small limit caps the search */
     sweep_capacity_row one;
+    sweep_axis g1 = axis("gpus=1");
     o = (sweep_capacity_opts){ .jobs = 1, .max_streams = 6 };
-    cr_assert_eq(sweep_capacity(path, gpus, 1, &o, &one, err, sizeof err), SWEEP_OK, "%s", err);
+    cr_assert_eq(sweep_capacity(path, &g1, &o, &one, err, sizeof err), SWEEP_OK, "%s", err);
     cr_expect_eq(one.streams, 6);
     cr_expect(one.capped);
+    /* no outer key: the scenario as written (1 GPU), one row */
+    o = (sweep_capacity_opts){ .jobs = 2, .max_streams = 12 };
+    cr_assert_eq(sweep_capacity(path, NULL, &o, &one, err, sizeof err), SWEEP_OK, "%s", err);
+    cr_expect_eq(one.streams, 10);
+    cr_expect_eq(one.gpus, 1);
+    cr_expect_str_empty(one.over);
+    /* any scalar key as the outer one: the frame rate. At 8 FPS a GPU has
+     * 125 ms per round: 12 streams finish within it (latencies up to 120
+     * ms), 13 fall 5 ms further behind each round, and over 40 rounds
+     * their latencies climb past 300 ms; at 10 FPS, 10 as above. */
+    sweep_axis fps = axis("fps=8,10");
+    o = (sweep_capacity_opts){ .jobs = 2 };
+    sweep_capacity_row two[2];
+    cr_assert_eq(sweep_capacity(path, &fps, &o, two, err, sizeof err), SWEEP_OK, "%s", err);
+    cr_expect_str_eq(two[0].over, "8");
+    cr_expect_eq(two[0].streams, 12, "8 FPS: %d streams", two[0].streams);
+    cr_expect_eq(two[1].streams, 10, "10 FPS: %d streams", two[1].streams);
 
     char *buf = NULL;
     size_t len = 0;
     FILE *f = open_memstream(&buf, &len);
-    sweep_capacity_report(f, rows, 3);
+    sweep_capacity_report(f, "gpus", rows, 3);
     fclose(f);
     cr_expect(strstr(buf, "31 streams: frame p99 <= 150 ms") != NULL, "%s", buf);
+    cr_expect(strstr(buf, " gpus  streams  streams/GPU") != NULL, "%s", buf);
     free(buf);
+
+    /* the load itself cannot be the outer key */
+    sweep_axis st = axis("streams=1,2");
+    cr_expect_eq(sweep_capacity(path, &st, &o, two, err, sizeof err), SWEEP_BAD_INPUT);
+    cr_expect(strstr(err, "is the load the search varies") != NULL, "%s", err);
 
     /* no SLA lines: an error */
     char *text = strdup(CAP_YAML);
@@ -800,9 +827,187 @@ Test(sweep, capacity_against_hand, .timeout = 60)
     write_file(path, text);
     free(text);
     o = (sweep_capacity_opts){ .jobs = 1 };
-    cr_expect_eq(sweep_capacity(path, gpus, 1, &o, rows, err, sizeof err), SWEEP_BAD_INPUT);
+    cr_expect_eq(sweep_capacity(path, &g1, &o, rows, err, sizeof err), SWEEP_BAD_INPUT);
     cr_expect(strstr(err, "no sla lines") != NULL, "%s", err);
-    int zero = 0;
-    cr_expect_eq(sweep_capacity(path, &zero, 1, &o, rows, err, sizeof err), SWEEP_BAD_INPUT);
+    sweep_axis zero = axis("gpus=0");
+    cr_expect_eq(sweep_capacity(path, &zero, &o, rows, err, sizeof err), SWEEP_BAD_INPUT);
+    rm_rf(d);
+}
+
+/* ---- capacity against Erlang C ------------------------------------------------------- */
+
+/* M/M/c closed forms, written here independently of the simulator. Erlang
+ * C from the Erlang B recursion B_0 = 1, B_k = a B_{k-1} / (k + a B_{k-1}):
+ * C(c, a) = c B_c / (c - a (1 - B_c)), a = lambda / mu. The wait is 0 with
+ * probability 1 - C and otherwise Exp(theta), theta = c mu - lambda
+ * (P(W > t) = C e^{-theta t}); the sojourn adds an independent Exp(mu)
+ * service, and the convolution gives
+ *   P(T > t) = e^{-mu t} + C mu (e^{-mu t} - e^{-theta t}) / (theta - mu)
+ *            = e^{-mu t} (1 + C mu (1 - e^{-(theta - mu) t}) / (theta - mu)),
+ * whose last factor tends to 1 + C mu t as theta -> mu. Rates in Hz, times
+ * in seconds. */
+static double erlang_c(int c, double a)
+{
+    double b = 1;
+    for (int k = 1; k <= c; k++)
+        b = a * b / (k + a * b);
+    return c * b / (c - a * (1 - b));
+}
+
+static double mmc_sojourn_tail(int c, double lam, double mu, double t)
+{
+    double C = erlang_c(c, lam / mu), d = c * mu - lam - mu;
+    double conv = fabs(d * t) < 1e-12 ? t : -expm1(-d * t) / d;
+    return exp(-mu * t) * (1 + C * mu * conv);
+}
+
+/* The largest lambda (bisection on [0, c mu)) whose sojourn p(100 q) is
+ * within t: P(T > t) <= 1 - q. */
+static double mmc_capacity(int c, double mu, double t, double q)
+{
+    double lo = 0, hi = c * mu;
+    for (int k = 0; k < 200; k++) {
+        double mid = 0.5 * (lo + hi);
+        if (mmc_sojourn_tail(c, mid, mu, t) > 1 - q)
+            hi = mid;
+        else
+            lo = mid;
+    }
+    return lo;
+}
+
+/* M/M/c, c = 1 and 2: exponential service of mean 10 ms (mu = 100 Hz),
+ * unbounded queue, SLA: the stage's sojourn p99 <= 100 ms. Rates start at
+ * 100 Hz: for c = 1 (capacity ~54 Hz) the search halves, for c = 2 (~152
+ * Hz) it doubles, then bisects. 8 replications of 2000 s give the p99 a CI
+ * of about +-2 %; the p99 moves about 1.2 % (c = 1) to 2.9 % (c = 2) per 1 %
+ * of rate here, so the CI rule costs roughly 1-2 % of the rate. */
+static const char *MMC_YAML =
+    "name: mmc-cap\n"
+    "seed: 11\n"
+    "duration_s: 2000\n"
+    "warmup_s: 20\n"
+    "replications: 8\n"
+    "workload: {arrival: poisson, rate_hz: 100}\n"
+    "sla:\n"
+    "  - {metric: serve, percentile: 99, ms: 100}\n"
+    "stages:\n"
+    "  - name: serve\n"
+    "    servers: 2\n"
+    "    service: {dist: exponential, mean_ms: 10}\n";
+
+Test(sweep, capacity_against_erlang_c, .timeout = 120)
+{
+    const double mu = 100, target = 0.100, tol = 0.005;
+    /* the closed form itself: for c = 1 the sojourn is Exp(mu - lambda) */
+    cr_assert_float_eq(mmc_capacity(1, mu, target, 0.99), mu - log(100) / target, 1e-9);
+    /* M/M/2: P(wait) = 2 rho^2 / (1 + rho), rho = a / 2 */
+    cr_assert_float_eq(erlang_c(2, 1.0), 2 * 0.25 / 1.5, 1e-12);
+
+    char d[64], path[128];
+    tmpdir(d, sizeof d);
+    snprintf(path, sizeof path, "%s/mmc.yaml", d);
+    write_file(path, MMC_YAML);
+    sweep_axis over = axis("stages.serve.servers=1,2");
+    sweep_capacity_row rows[2];
+    sweep_capacity_opts o = { .jobs = 2, .tol = tol };
+    char err[1024] = "";
+    cr_assert_eq(sweep_capacity(path, &over, &o, rows, err, sizeof err), SWEEP_OK, "%s", err);
+    for (int i = 0; i < 2; i++) {
+        const sweep_capacity_row *r = &rows[i];
+        int c = i + 1;
+        double star = mmc_capacity(c, mu, target, 0.99);
+        double h = (r->tight_hi - r->tight_value) / 1000;          /* CI half-width, s */
+        double star2h = mmc_capacity(c, mu, target - 2 * h, 0.99);
+        cr_log_info("M/M/%d: capacity %.4f Hz, Erlang C %.4f Hz (%.2f%% below); p99 CI "
+                    "+-%.2f ms; lambda at p99 = target - 2 half-widths %.4f Hz; %d probes",
+                    c, r->rate_hz, star, 100 * (1 - r->rate_hz / star), 1000 * h, star2h,
+                    r->probes);
+        cr_expect(r->continuous);
+        cr_expect_str_eq(r->over, c == 1 ? "1" : "2");
+        cr_expect(strstr(r->tightest, "serve p99 <= 100 ms") != NULL, "%s", r->tightest);
+        cr_expect_float_eq(r->tight_ms, 100, 1e-12);
+        cr_expect(r->tight_hi <= 100, "the capacity passes: CI upper %g", r->tight_hi);
+        cr_expect(h > 0 && h < 0.004, "M/M/%d: CI half-width %g ms", c, 1000 * h);
+        /* conservative: the CI's upper end at the capacity is within the
+         * target, so the true p99 there is too (95 %): below lambda* */
+        cr_expect(r->rate_hz <= star, "M/M/%d: %g Hz above Erlang C's %g Hz", c, r->rate_hz, star);
+        cr_expect(mmc_sojourn_tail(c, r->rate_hz, mu, target) <= 0.01);
+        /* but by no more than the CI rule explains: the true p99 at the
+         * capacity is at most two half-widths under the target (one the rule
+         * subtracts, one the estimate's own error), less the bisection's
+         * tolerance; and within a few percent in any case */
+        cr_expect(r->rate_hz >= star2h * (1 - tol), "M/M/%d: %g Hz below %g Hz", c, r->rate_hz,
+                  star2h * (1 - tol));
+        cr_expect(r->rate_hz >= 0.96 * star, "M/M/%d: %g Hz, Erlang C %g Hz", c, r->rate_hz,
+                  star);
+        /* the bracket: a failing rate within tol above */
+        cr_expect(r->rate_fail_hz > r->rate_hz);
+        cr_expect(r->rate_fail_hz - r->rate_hz <= tol * r->rate_hz);
+        cr_expect(strstr(r->failed, "serve p99 <= 100 ms") != NULL, "%s", r->failed);
+        cr_expect(!r->capped);
+        cr_expect(!isfinite(r->cost_per_stream_hour), "no cluster: no cost");
+    }
+
+    /* one row on two threads: the same answer */
+    sweep_axis two = axis("stages.serve.servers=2");
+    sweep_capacity_row one;
+    cr_assert_eq(sweep_capacity(path, &two, &o, &one, err, sizeof err), SWEEP_OK, "%s", err);
+    cr_expect_eq(one.rate_hz, rows[1].rate_hz);
+    cr_expect_eq(one.probes, rows[1].probes);
+    cr_expect_eq(one.tight_hi, rows[1].tight_hi);
+
+    /* the report: one line per row with the rate and the line that binds */
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sweep_capacity_report(f, over.key, rows, 2);
+    fclose(f);
+    cr_expect(strstr(buf, "stages.serve.servers  rate (Hz)") != NULL, "%s", buf);
+    cr_expect(strstr(buf, "tightest SLA line at capacity") != NULL, "%s", buf);
+    free(buf);
+
+    /* a bad tolerance, and a cap below the capacity */
+    o.tol = 0.7;
+    cr_expect_eq(sweep_capacity(path, &two, &o, &one, err, sizeof err), SWEEP_BAD_INPUT);
+    o = (sweep_capacity_opts){ .jobs = 2, .max_rate_hz = 80, .duration_s = 200,
+                               .replications = 3 };
+    cr_assert_eq(sweep_capacity(path, &two, &o, &one, err, sizeof err), SWEEP_OK, "%s", err);
+    cr_expect(one.capped);
+    cr_expect_eq(one.rate_hz, 80);
+    cr_expect_eq(one.probes, 1);
+    rm_rf(d);
+}
+
+/* A constant 200 ms service against "sojourn p99 <= 100 ms": no rate
+ * passes. The search halves 40 times from 100 Hz; the small rates, at
+ * which hardly anything arrives, must not pass on a p99 of no values. */
+Test(sweep, capacity_nothing_passes, .timeout = 60)
+{
+    char d[64], path[128];
+    tmpdir(d, sizeof d);
+    snprintf(path, sizeof path, "%s/never.yaml", d);
+    write_file(path, "name: never\nseed: 1\nduration_s: 100\nreplications: 2\n"
+                     "workload: {arrival: poisson, rate_hz: 100}\n"
+                     "sla:\n  - {metric: serve, percentile: 99, ms: 100}\n"
+                     "stages:\n  - name: serve\n    servers: 1\n"
+                     "    service: {dist: constant, ms: 200}\n");
+    sweep_capacity_row row;
+    sweep_capacity_opts o = { .jobs = 1 };
+    char err[1024] = "";
+    cr_assert_eq(sweep_capacity(path, NULL, &o, &row, err, sizeof err), SWEEP_OK, "%s", err);
+    cr_expect_eq(row.rate_hz, 0);
+    cr_expect_eq(row.probes, 41);
+    cr_expect_eq(row.rate_fail_hz, 100);
+    cr_expect(strstr(row.failed, "serve p99 <= 100 ms") != NULL, "%s", row.failed);
+    cr_expect(strstr(row.failed, "too few") == NULL, "the reason at 100 Hz: %s", row.failed);
+    cr_expect(!isfinite(row.frame_p99_ms));
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    sweep_capacity_report(f, NULL, &row, 1);
+    fclose(f);
+    cr_expect(strstr(buf, "no rate passes") != NULL, "%s", buf);
+    free(buf);
     rm_rf(d);
 }

@@ -36,6 +36,8 @@ static const char *USAGE =
     "  capacity FILE the most streams per GPU count that meet the SLA\n"
     "  frontier CSV  the Pareto set and the cheapest configuration per target\n"
     "  plot DIR      a sweep's pictures: the frontier and the capacity heatmap\n"
+    "  canary FILE   how likely the canary rollout is to catch a regression, and to\n"
+    "                abort a harmless variant\n"
     "  help          show this text\n"
     "\n"
     "options:\n"
@@ -428,6 +430,8 @@ int cli_main(int argc, char **argv)
         return cli_frontier(argc - 2, argv + 2);
     if (!strcmp(cmd, "plot"))
         return cli_plot(argc - 2, argv + 2);
+    if (!strcmp(cmd, "canary"))
+        return cli_canary(argc - 2, argv + 2);
     fprintf(stderr, "vlsim: unknown command '%s' (see vlsim --help)\n", cmd);
     return CLI_BAD_INPUT;
 }

@@ -34,5 +34,7 @@ int cli_sweep(int argc, char **argv);
 int cli_capacity(int argc, char **argv);
 int cli_frontier(int argc, char **argv);
 int cli_plot(int argc, char **argv);
+/* vlsim canary (cli_canary.c). */
+int cli_canary(int argc, char **argv);
 
 #endif

@@ -93,6 +93,7 @@ typedef struct {
     double e2e_sum;
     uint64_t events;             /* over all replications (and the pilot) */
     uint64_t peak_in_flight;
+    canary_rec *canary;          /* with a canary rollout: each replication's (nrep), else NULL */
     char warnings[RUN_MAX_WARNINGS][256];
     int nwarnings;
 } run_result;

@@ -3,10 +3,10 @@
  * aborts a harmless one.
  *
  * It runs the scenario's replications twice with the same seed — so both
- * runs see the same arrivals, the same session hashes and the same service
- * draws (common random numbers) — once with the regressed variant (--regression,
- * or the scenario's variant as written) and once with a variant identical to
- * the baseline. Each replication is one rollout. It reports, per step, the
+ * runs see the same arrivals and session hashes, and each stage draws its
+ * service times from the same random stream (common random numbers) — once
+ * with the regressed variant (--regression, or the scenario's variant as
+ * written) and once with a variant identical to the baseline. Each replication is one rollout. It reports, per step, the
  * share of rollouts that aborted by that step with a Wilson 95 % interval.
  * The simulation is run_scenario's and the counting canary.c's; nothing here
  * computes more than a sum of those counts. Output files are written

@@ -2431,7 +2431,7 @@ static int read_canary_variant(loader *ld, const yaml_node_t *map, scenario_cfg 
 {
     static const char *const keys[] = {"stages", NULL};
     const char *path = "canary.variant";
-    char kpath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16], all[512];
+    char kpath[SCN_PATH_LEN], all[512];
     const char *names[CFG_MAX_STAGES + 1];
     for (int s = 0; s < c->nstages; s++)
         names[s] = c->stages[s].name;
@@ -2456,7 +2456,6 @@ static int read_canary_variant(loader *ld, const yaml_node_t *map, scenario_cfg 
         if (read_canary_stage(ld, yaml_document_get_node(&ld->doc, p->value), kpath, s, c))
             return -1;
     }
-    (void)show;
     return 0;
 }
 

@@ -107,8 +107,12 @@ static unsigned judge(const canary_cfg *g, const canary_step_rec *s)
         why |= CANARY_R_P99;
     if (g->drop_rate > 0 && s->drop_rate[1] > g->drop_rate)
         why |= CANARY_R_DROP;
+    /* a baseline without drops counts as one, so that it does not make a
+     * single variant drop an abort */
+    double base_drop = s->dropped[0] ? s->drop_rate[0]
+                                     : 1.0 / (double)(s->completed[0] + s->dropped[0]);
     if (g->drop_ratio > 0 && base_ok && s->dropped[1] > 0
-        && s->drop_rate[1] > g->drop_ratio * s->drop_rate[0])
+        && s->drop_rate[1] > g->drop_ratio * base_drop)
         why |= CANARY_R_DROP_RATIO;
     if (g->gpu_util > 0 && isfinite(s->gpu_util) && s->gpu_util > g->gpu_util)
         why |= CANARY_R_GPU;

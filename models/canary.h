@@ -16,7 +16,8 @@
  * the count to min_frames. The rollout aborts when the variant's p99 >
  * p99_ratio x the baseline's (judged only while the baseline too has
  * min_frames frames: a step at 100 % has no baseline), its drop rate >
- * drop_rate, its drop rate > drop_ratio x the baseline's, or the GPUs were
+ * drop_rate, its drop rate > drop_ratio x the baseline's (a baseline without
+ * drops counts as one drop in its frames), or the GPUs were
  * busy more than gpu_util of the step. On abort every session returns to
  * the baseline (rollback) and the rollout ends; when every step has passed
  * it is complete and the last step's split stays.

@@ -60,6 +60,9 @@ static uint64_t salt_of(const scenario_cfg *c, uint32_t rep)
     return rng_stream_seed(c->seed, rep, 0xca9a27u);
 }
 
+#define BASE "duration_s: 10\nworkload: {arrival: poisson, rate_hz: 10}\n" \
+             "stages:\n  - {name: encode, service: {dist: exponential, mean_ms: 1}}\n"
+
 /* ---- routing ------------------------------------------------------------- */
 
 Test(canary, routing_is_sticky_nested_and_binomial)
@@ -263,6 +266,116 @@ Test(canary, gpu_stage_variant_batches_use_the_override)
     cfg_free(&c);
 }
 
+/* Common random numbers: 2000 aligned streams at 1 FPS into 4000 servers —
+ * nobody waits, so each stage draws its service times in arrival order
+ * whatever the variant does, and every frame of a burst is done long before
+ * the step ends at x.5 s (P(an exponential of mean 20 ms > 500 ms) = e^-25).
+ * The variant frames of a run with service_scale 2 then take exactly twice
+ * what the same frames took with scale 1: their p50 and p99 double, up to
+ * the histogram's 0.05 % buckets, and the baseline's do not move. With
+ * independent draws the p99 ratio would scatter by about 7 %. */
+Test(canary, variant_draws_share_the_baseline_stream)
+{
+    scenario_cfg c1, c2;
+    const char *tail = "replications: 2\ncanary:\n  variant: {stages: {encode: {service_scale: %s}}}\n"
+                       "  steps: [{pct: 5, hold_s: 10}]\n  gates: {p99_ratio: 0, min_frames: 1}\n";
+    const char *head = "duration_s: 10.2\nwarmup_s: 0.5\nseed: 8\n"
+                       "workload: {arrival: periodic, streams: 2000, fps: 1, phase: aligned}\n"
+                       "stages:\n  - {name: encode, servers: 4000, "
+                       "service: {dist: exponential, mean_ms: 10}}\n";
+    char y1[1024], y2[1024], t[256];
+    snprintf(t, sizeof t, tail, "1");
+    snprintf(y1, sizeof y1, "%s%s", head, t);
+    snprintf(t, sizeof t, tail, "2");
+    snprintf(y2, sizeof y2, "%s%s", head, t);
+    load(y1, &c1);
+    load(y2, &c2);
+    run_result a, b;
+    run(&c1, 2, &a);
+    run(&c2, 2, &b);
+    for (int rep = 0; rep < 2; rep++) {
+        const canary_step_rec *sa = &a.canary[rep].step[0], *sb = &b.canary[rep].step[0];
+        cr_expect_eq(sa->completed[1], sb->completed[1]);
+        cr_expect_eq(sa->completed[1], sa->arrived[1]);
+        cr_expect(sa->completed[1] > 500, "%llu variant frames", (unsigned long long)sa->completed[1]);
+        cr_expect(fabs(sb->p50_ms[1] / sa->p50_ms[1] - 2) < 2e-3, "p50 %g -> %g", sa->p50_ms[1], sb->p50_ms[1]);
+        cr_expect(fabs(sb->p99_ms[1] / sa->p99_ms[1] - 2) < 2e-3, "p99 %g -> %g", sa->p99_ms[1], sb->p99_ms[1]);
+        cr_expect_eq(sa->p99_ms[0], sb->p99_ms[0], "the baseline moved: %g -> %g", sa->p99_ms[0], sb->p99_ms[0]);
+    }
+    /* and a variant of scale 1 draws exactly what the baseline would: the
+     * run is the run without a canary, to the last bit */
+    scenario_cfg c0;
+    char y0[1024];
+    snprintf(y0, sizeof y0, "%sreplications: 2\n", head);
+    load(y0, &c0);
+    run_result z;
+    char err[256];
+    run_opts o = { 2, NULL, NULL };
+    cr_assert_eq(run_scenario(&c0, &o, &z, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(z.stage[0].service.mean.mean, a.stage[0].service.mean.mean);
+    cr_expect_eq(z.e2e.p99.mean, a.e2e.p99.mean);
+    cr_expect_eq(z.e2e.max, a.e2e.max);
+    run_result_free(&z);
+    cfg_free(&c0);
+    run_result_free(&a);
+    run_result_free(&b);
+    cfg_free(&c1);
+    cfg_free(&c2);
+}
+
+/* The gates on counts fed by hand: each rule against its threshold. */
+Test(canary, gates_by_hand)
+{
+    scenario_cfg c;
+    load(BASE "canary:\n  steps: [{pct: 50, hold_s: 1}, {pct: 100, hold_s: 1}]\n"
+         "  gates: {p99_ratio: 1.3, drop_rate: 0.02, drop_ratio: 2, gpu_util: 0.9, min_frames: 100}\n",
+         &c);
+    canary_rec rec;
+    canary_run k;
+    cr_assert_eq(canary_init(&k, &c.canary, 2, 1, &rec), 0);
+    cr_expect_eq(canary_begin(&k, 0, 0), 1000);
+    /* 200 baseline frames at 10 ms, 100 variant frames at 12.9 ms: p99 below 1.3 x */
+    for (int j = 0; j < 200; j++)
+        cr_expect_eq(canary_completed(&k, CANARY_BASE, 10), 0);
+    for (int j = 0; j < 100; j++)
+        canary_completed(&k, CANARY_VARIANT, 12.9);
+    /* GPUs: 2 x 1000 ms of window, 1700 ms busy = 0.85 */
+    double next = canary_decide(&k, 1000, 1700);
+    cr_expect_eq(rec.step[0].verdict, CANARY_PASSED, "reasons %u", rec.step[0].reasons);
+    cr_expect(fabs(rec.step[0].gpu_util - 0.85) < 1e-12);
+    cr_expect_eq(rec.step[0].drop_rate[1], 0);
+    cr_expect_eq(next, 2000);
+    /* step 1 (100 %): no baseline, so neither ratio is judged; 3 of 100
+     * dropped (3 % > 2 %) and the GPUs 95 % busy */
+    for (int j = 0; j < 97; j++)
+        canary_completed(&k, CANARY_VARIANT, 50);
+    for (int j = 0; j < 3; j++)
+        canary_dropped(&k, CANARY_VARIANT);
+    cr_expect(isinf(canary_decide(&k, 2000, 1700 + 1900)));
+    cr_expect_eq(rec.aborted_at, 1);
+    cr_expect_eq(rec.reasons, (unsigned)(CANARY_R_DROP | CANARY_R_GPU), "reasons %u", rec.reasons);
+    cr_expect_eq(canary_arm(&k, 42), CANARY_BASE, "rolled back");
+    canary_free(&k);
+
+    /* the ratios: p99 1.31 x, and a drop rate 2.5 x the baseline's */
+    cr_assert_eq(canary_init(&k, &c.canary, 0, 1, &rec), 0);
+    canary_begin(&k, 0, 0);
+    for (int j = 0; j < 196; j++)
+        canary_completed(&k, CANARY_BASE, 10);
+    for (int j = 0; j < 4; j++)                  /* 2 % */
+        canary_dropped(&k, CANARY_BASE);
+    for (int j = 0; j < 95; j++)
+        canary_completed(&k, CANARY_VARIANT, 13.1);
+    for (int j = 0; j < 5; j++)                  /* 5 %: also above drop_rate */
+        canary_dropped(&k, CANARY_VARIANT);
+    canary_decide(&k, 1000, 0);
+    cr_expect_eq(rec.reasons, (unsigned)(CANARY_R_P99 | CANARY_R_DROP | CANARY_R_DROP_RATIO),
+                 "reasons %u", rec.reasons);
+    cr_expect(isnan(rec.step[0].gpu_util));
+    canary_free(&k);
+    cfg_free(&c);
+}
+
 /* ---- determinism --------------------------------------------------------------- */
 
 static char *canary_json(const run_result *r)
@@ -318,8 +431,6 @@ static void load_fails(const char *yaml, const char *gist)
     cr_expect(strstr(err, gist) != NULL, "want '%s' in '%s'", gist, err);
 }
 
-#define BASE "duration_s: 10\nworkload: {arrival: poisson, rate_hz: 10}\n" \
-             "stages:\n  - {name: encode, service: {dist: exponential, mean_ms: 1}}\n"
 
 Test(canary, bad_keys_name_file_line_column_and_key)
 {

@@ -39,6 +39,8 @@ static const char *USAGE =
     "  compare A B   A/B by same-frame replay: paired against unpaired CIs\n"
     "  sla FILE      an SLA proposal (Markdown): budget table, cost of stricter targets\n"
     "  whatif FILE   stage speedups: Amdahl's prediction beside the re-simulated result\n"
+    "  canary FILE   how likely the canary rollout is to catch a regression, and to\n"
+    "                abort a harmless variant\n"
     "  help          show this text\n"
     "\n"
     "options:\n"
@@ -437,6 +439,8 @@ int cli_main(int argc, char **argv)
         return cli_sla(argc - 2, argv + 2);
     if (!strcmp(cmd, "whatif"))
         return cli_whatif(argc - 2, argv + 2);
+    if (!strcmp(cmd, "canary"))
+        return cli_canary(argc - 2, argv + 2);
     fprintf(stderr, "vlsim: unknown command '%s' (see vlsim --help)\n", cmd);
     return CLI_BAD_INPUT;
 }

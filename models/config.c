@@ -56,6 +56,15 @@ void cfg_defaults(scenario_cfg *c)
     c->alerts.gpu_util_below = 0.2;
     c->alerts.gpu_util_for_s = 300;
     c->alerts.p99_p95_ratio = 1.5;
+    /* canary rollout: the seed's gates (004 §3) */
+    for (int s = 0; s < CFG_MAX_STAGES; s++) {
+        c->canary.scale[s] = 1.0;
+        c->canary.dist_of[s] = -1;
+    }
+    c->canary.p99_ratio = 1.3;
+    c->canary.drop_rate = 0.02;
+    c->canary.gpu_util = 0.9;
+    c->canary.min_frames = 10000;
 }
 
 void cfg_stage_defaults(stage_cfg *s, const char *name)
@@ -102,6 +111,8 @@ void cfg_free(scenario_cfg *c)
         dist_free(&c->stages[i].service);
         dist_free(&c->stages[i].jitter);
     }
+    for (int k = 0; k < c->canary.ndists; k++)
+        dist_free(&c->canary.dists[k]);
     free(c->stages);
     memset(c, 0, sizeof *c);
 }

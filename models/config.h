@@ -195,6 +195,35 @@ typedef struct {
     char values[CFG_MAX_AXIS_VALUES][32];
 } sweep_axis;
 
+/* ---- canary rollout (issue 6, seed 004 §3) ---------------------------------
+ * Sessions are routed to the variant by a hash of the session id against the
+ * current step's pct (sticky, and nested as pct grows); a variant frame uses
+ * the variant's overrides of frame-path stages. At the end of each step's hold
+ * the gates are judged on the step's frames of each arm (canary.c). */
+#define CFG_MAX_CANARY_STEPS 16
+#define CFG_MAX_CANARY_DISTS 8
+typedef struct {
+    double pct;              /* share of sessions in the variant, (0, 100], non-decreasing */
+    double hold_s;           /* how long the step runs before its gates are judged, > 0 */
+} canary_step_cfg;
+
+typedef struct {
+    int nsteps;                      /* 0: no canary */
+    canary_step_cfg steps[CFG_MAX_CANARY_STEPS];
+    /* the variant, per stage: service times x scale[s] (default 1), drawn from
+     * dists[dist_of[s]] instead of the stage's own service when dist_of[s] >= 0 */
+    double scale[CFG_MAX_STAGES];
+    signed char dist_of[CFG_MAX_STAGES];
+    dist_t dists[CFG_MAX_CANARY_DISTS];
+    int ndists;
+    /* gates (0 turns a gate off) */
+    double p99_ratio;        /* abort when variant frame p99 > this x baseline p99 (1.3) */
+    double drop_rate;        /* ... when the variant's frame drop rate > this (0.02) */
+    double drop_ratio;       /* ... when it is > this x the baseline's (0: off) */
+    double gpu_util;         /* ... when the GPUs' mean utilization over the step > this (0.9) */
+    long min_frames;         /* judge only once the variant has this many frames in the step (10000) */
+} canary_cfg;
+
 typedef struct {
     char name[CFG_NAME_MAX];
     char path[4096];         /* the scenario file, for messages ("" if built in code) */
@@ -217,6 +246,7 @@ typedef struct {
     alert_cfg alerts;
     sweep_axis axes[CFG_MAX_AXES];   /* the scenario's sweep (vlsim run ignores it) */
     int naxes;
+    canary_cfg canary;               /* canary rollout (nsteps 0: none) */
 } scenario_cfg;
 
 /* Fill the defaults that a scenario may omit (everything but stages). */

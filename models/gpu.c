@@ -34,6 +34,11 @@
  * response_tokens iterations. The stage is ready whenever sequences are
  * active (or, when none are, by the usual rule on its queue); its batch
  * sizes are the iteration sizes.
+ *
+ * With a canary rollout the variant is another model: a batch holds frames
+ * of one arm only — the head frame's, taken in order, looking at most
+ * GPU_ARM_SCAN frames deep; frames of the other arm keep their places — and
+ * a variant batch's time uses the variant's overrides of the stage.
  * This file must never print; it shares pipe_int.h with pipeline.c only. */
 #include <math.h>
 #include <stdint.h>
@@ -169,11 +174,14 @@ static int place(pipe_t *p, const station_t *stn, uint32_t i)
 /* Service time of a batch at stage s: the table interpolated at x — the
  * batch size, or for a token table the tokens the batch carries — (or a
  * draw of the stage's distribution), times a jitter draw. */
-static double batch_time(const pipe_t *p, const station_t *stn, double x)
+static double batch_time(const pipe_t *p, const station_t *stn, double x, int arm)
 {
     const stage_cfg *c = stn->cfg;
-    double ms = c->has_table ? cfg_table_ms(&c->table, x) : dist_sample(&c->service, stn->rng);
-    ms *= pipe_quality(p, (int)(stn - p->stn));
+    int s = (int)(stn - p->stn);
+    double ms = c->has_table ? cfg_table_ms(&c->table, x) * (arm ? p->cfg->canary.scale[s] : 1.0)
+              : arm ? canary_variant_ms(&p->cfg->canary, s, &c->service, stn->rng)
+                    : dist_sample(&c->service, stn->rng);
+    ms *= pipe_quality(p, s);
     if (c->has_jitter)
         ms *= dist_sample(&c->jitter, stn->rng);
     return ms;
@@ -233,7 +241,7 @@ static void start_iteration(pipe_t *p, int g, int s, double now)
     if (stn->waiting != before)
         tw_set(&stn->qlen, now, (double)stn->waiting);
     int k = (int)act->n;
-    run_batch(p, g, s, k, batch_time(p, stn, (double)k), now);
+    run_batch(p, g, s, k, batch_time(p, stn, (double)k, CANARY_BASE), now);
 }
 
 /* The iteration is done: sequences with tokens left stay active, in order;
@@ -257,6 +265,43 @@ static void end_iteration(pipe_t *p, int g, int s, double now)
         pipe_finish(p, s, gp->batch[j], now);
 }
 
+#define GPU_ARM_SCAN 1024
+
+/* Canary: the batch of the head frame's arm, up to max_batch frames from
+ * the first GPU_ARM_SCAN; the other arm's frames go back in their order. */
+static int gather_arm(pipe_t *p, station_t *stn, fifo_t *q, uint32_t *batch, double now, int *arm)
+{
+    uint32_t skip[GPU_ARM_SCAN];
+    int k = 0, ns = 0, scanned = 0;
+    *arm = -1;
+    while (k < stn->cfg->max_batch && q->n > 0 && scanned < GPU_ARM_SCAN) {
+        uint32_t i = pipe_fifo_pop(q);
+        stn->waiting--;
+        scanned++;
+        if (pipe_is_stale(p, stn, i, now)) {
+            stn->st->drop_timeout++;
+            pipe_drop(p, i);
+            continue;
+        }
+        if (*arm < 0)
+            *arm = p->items[i].arm;
+        if (p->items[i].arm == *arm) {
+            batch[k++] = i;
+        } else {
+            skip[ns++] = i;
+        }
+    }
+    while (ns > 0) {                 /* back to the head, in order: the ring has room */
+        q->head = (q->head + q->cap - 1) & (q->cap - 1);
+        q->buf[q->head] = skip[--ns];
+        q->n++;
+        stn->waiting++;
+    }
+    if (*arm < 0)
+        *arm = CANARY_BASE;
+    return k;
+}
+
 static void start_batch(pipe_t *p, int g, int s, double now)
 {
     gpu_t *gp = &p->gpu[g];
@@ -266,8 +311,10 @@ static void start_batch(pipe_t *p, int g, int s, double now)
         return;
     }
     fifo_t *q = &stn->gq[g];
-    int k = 0;
-    while (k < stn->cfg->max_batch && q->n > 0) {
+    int k = 0, arm = CANARY_BASE;
+    if (p->cfg->canary.nsteps > 0)
+        k = gather_arm(p, stn, q, gp->batch, now, &arm);
+    while (p->cfg->canary.nsteps == 0 && k < stn->cfg->max_batch && q->n > 0) {
         uint32_t i = pipe_fifo_pop(q);
         stn->waiting--;
         if (pipe_is_stale(p, stn, i, now)) {
@@ -283,7 +330,7 @@ static void start_batch(pipe_t *p, int g, int s, double now)
         for (int j = 0; j < k; j++)
             x += p->items[gp->batch[j]].tokens;
     }
-    double ms = batch_time(p, stn, x);
+    double ms = batch_time(p, stn, x, arm);
     if (stn->cfg->cache_miss.prob > 0)          /* each frame's miss re-prefills its context */
         for (int j = 0; j < k; j++)
             ms += pipe_cache_miss_ms(stn);
@@ -393,6 +440,14 @@ void gpu_done(pipe_t *p, int g, double now)
             p->gpu[h].kick_pending = 0;
             kick(p, h, now);
         }
+}
+
+double gpu_busy_ms(const pipe_t *p, double now)
+{
+    double busy = 0;
+    for (int g = 0; g < p->ngpus; g++)
+        busy += p->gpu[g].busy_total + (p->gpu[g].busy ? now - p->gpu[g].t_start : 0.0);
+    return busy;
 }
 
 void gpu_wake(pipe_t *p, int g, double t)

@@ -6,13 +6,14 @@
 #define VL_PIPE_INT_H
 
 #include <stdint.h>
+#include "models/canary.h"
 #include "models/pipeline.h"
 #include "sim/ev.h"
 #include "sim/tw.h"
 #include "sim/whist.h"
 
 enum { EV_ARRIVE, EV_QUERY, EV_DEPART, EV_RELEASE, EV_GPU_DONE, EV_GPU_WAKE, EV_CONTROL,
-       EV_WARMUP, EV_END };
+       EV_WARMUP, EV_END, EV_CANARY };
 enum { ITEM_FRAME, ITEM_QUERY };
 #define NO_ITEM UINT32_MAX
 
@@ -27,6 +28,7 @@ typedef struct {
     uint32_t tokens;   /* tokens the item carries (set by stages with tokens_out) */
     uint32_t next;     /* free-list link */
     uint8_t kind;      /* ITEM_FRAME or ITEM_QUERY */
+    uint8_t arm;       /* canary: CANARY_BASE or CANARY_VARIANT, fixed at arrival */
 } item_t;
 
 typedef struct {       /* ring buffer of waiting item indices */
@@ -110,6 +112,7 @@ typedef struct {
     int failed;
     int defer_kicks;             /* a batch's frames are moving on: GPUs wait for all of them */
     uint64_t place_salt;         /* hash placement: this replication's session ids */
+    canary_run canary;           /* the canary rollout (canary.c) */
 } pipe_t;
 
 /* pipeline.c */
@@ -165,5 +168,7 @@ void gpu_done(pipe_t *p, int g, double now);
 void gpu_wake(pipe_t *p, int g, double t);
 void gpu_reset(pipe_t *p, double now);
 void gpu_close(pipe_t *p, double t_end);
+/* Busy ms of all GPUs together since the start, the running batches' time so far included. */
+double gpu_busy_ms(const pipe_t *p, double now);
 
 #endif

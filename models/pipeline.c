@@ -11,7 +11,9 @@
  *   GPU_DONE  a GPU finishes a batch (gpu.c);
  *   GPU_WAKE  a partial batch on a GPU has waited batch_timeout_ms (gpu.c);
  *   CONTROL   the degradation controller and the alert rules look (control.c);
- *   WARMUP    the end of the warm-up: every statistic starts afresh;
+ *   WARMUP    the end of the warm-up: every statistic starts afresh (and a
+ *             canary rollout starts);
+ *   CANARY    the end of a canary step's hold: its gates are judged (canary.c);
  *   END       the end of the measured window: the run stops.
  * Items live in a pool with a free list and queues are rings of item
  * indices, so nothing is allocated per event; both grow only with the
@@ -151,6 +153,7 @@ void pipe_drop(pipe_t *p, uint32_t i)
     } else {
         p->out->dropped++;
         ctl_frame_dropped(p);
+        canary_dropped(&p->canary, p->items[i].arm);
     }
     item_free(p, i);
 }
@@ -208,6 +211,15 @@ static int kept(pipe_t *p, station_t *stn, uint32_t i)
 static void enter_stage(pipe_t *p, int s, uint32_t i, double now);
 static void release(pipe_t *p, int s, uint32_t i, double now);
 
+/* A canary decision is due (the end of a hold, or the frame that completes
+ * the sample): judge it and schedule the next one. */
+static void canary_tick(pipe_t *p, double now)
+{
+    double t = canary_decide(&p->canary, now, gpu_busy_ms(p, now));
+    if (isfinite(t) && ev_push(&p->evq, t, EV_CANARY, 0, 0) != 0)
+        pipe_fail(p, "out of memory growing the event list");
+}
+
 /* ---- jitter sources (seed 000 §1) ------------------------------------- */
 
 /* Network capture: each transmission is lost with probability `loss`, and
@@ -242,7 +254,9 @@ static char gop_type(const gop_cfg *g, uint64_t seq)
 static double service_ms(pipe_t *p, station_t *stn, uint32_t i)
 {
     const stage_cfg *c = stn->cfg;
-    double ms = dist_sample(&c->service, stn->rng) * pipe_quality(p, (int)(stn - p->stn));
+    int s = (int)(stn - p->stn);
+    double ms = (p->items[i].arm ? canary_variant_ms(&p->cfg->canary, s, &c->service, stn->rng)
+                                 : dist_sample(&c->service, stn->rng)) * pipe_quality(p, s);
     if (c->gop.length > 0 && gop_type(&c->gop, p->items[i].seq) == 'I')
         ms *= c->gop.i_factor;
     if (c->retransmit.loss > 0)
@@ -298,6 +312,8 @@ static void release(pipe_t *p, int s, uint32_t i, double now)
     } else {
         o->completed++;
         ctl_frame_done(p, e2e);
+        if (canary_completed(&p->canary, it->arm, e2e))
+            canary_tick(p, now);
         hist_record(&o->e2e, e2e);
         count_bucket(o->e2e_le, p->cfg->buckets_ms, p->cfg->nbuckets, e2e);
         if (p->pilot)
@@ -437,6 +453,8 @@ static void arrive(pipe_t *p, uint32_t j, double now)
     p->items[i].stream = stream;
     p->items[i].tokens = 0;
     p->items[i].kind = ITEM_FRAME;
+    p->items[i].arm = (uint8_t)canary_arm(&p->canary, stream);   /* sticky per session */
+    canary_arrived(&p->canary, p->items[i].arm);
     p->out->arrivals++;
     ctl_frame_arrived(p);
     if (p->ctl.fps_on && p->cfg->workload.arrival == ARRIVAL_PERIODIC) {
@@ -472,6 +490,7 @@ static void query(pipe_t *p, double now)
     p->items[i].stream = stream;
     p->items[i].tokens = 0;
     p->items[i].kind = ITEM_QUERY;
+    p->items[i].arm = CANARY_BASE;       /* the canary covers the frame path */
     if (proactive && p->ctl.drop_resp_on) {
         pipe_policy_drop(p, p->first_response, i);
         return;
@@ -548,6 +567,7 @@ static void pipe_free(pipe_t *p)
 {
     gpu_free(p);
     ctl_free(p);
+    canary_free(&p->canary);
     if (p->stn)
         for (int s = 0; s < p->cfg->nstages; s++) {
             if (p->stn[s].rng)
@@ -621,6 +641,9 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
         return -2;
     }
     p->place_salt = rng_stream_seed(cfg->seed, rep, 0x91ace5u);
+    if (canary_init(&p->canary, &cfg->canary, cfg->cluster.gpus,
+                    rng_stream_seed(cfg->seed, rep, 0xca9a27u), &p->out->canary) != 0)
+        return -1;
     if (gpu_setup(p) != 0 || ctl_setup(p) != 0)
         return -1;
     double per_min = w->arrival == ARRIVAL_PERIODIC ? w->queries_per_min + w->proactive_per_min : 0;
@@ -651,6 +674,14 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
             return -1;
     }
     return 0;
+}
+
+/* The rollout starts with the measured window, so the warm-up is all baseline. */
+static void canary_start(pipe_t *p, double now)
+{
+    double t = canary_begin(&p->canary, now, gpu_busy_ms(p, now));
+    if (isfinite(t) && ev_push(&p->evq, t, EV_CANARY, 0, 0) != 0)
+        pipe_fail(p, "out of memory growing the event list");
 }
 
 int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
@@ -691,7 +722,8 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
         case EV_GPU_DONE: gpu_done(&p, (int)e.a, now); continue;
         case EV_GPU_WAKE: gpu_wake(&p, (int)e.a, now); continue;
         case EV_CONTROL:  ctl_tick(&p, now); continue;
-        case EV_WARMUP:   stats_reset(&p, now); continue;
+        case EV_WARMUP:   stats_reset(&p, now); canary_start(&p, now); continue;
+        case EV_CANARY:   canary_tick(&p, now); continue;
         default:          break;                     /* EV_END */
         }
         break;
@@ -703,6 +735,7 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
             ? 0.0 : tw_mean(&stn->busy_tw, t_end) / stn->cfg->servers;
         stn->st->mean_queue_len = tw_mean(&stn->qlen, t_end);
     }
+    canary_close(&p.canary, t_end, gpu_busy_ms(&p, t_end));
     gpu_close(&p, t_end);
     ctl_close(&p, t_end);
     int failed = p.failed;

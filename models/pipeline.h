@@ -14,6 +14,7 @@
 #define VL_PIPELINE_H
 
 #include <stdint.h>
+#include "models/canary.h"
 #include "models/config.h"
 #include "sim/hist.h"
 #include "sim/mser.h"
@@ -94,6 +95,7 @@ typedef struct {
     uint64_t alert_count[ALERT_NRULES];   /* firings in the measured window */
     double window_ms;           /* the measured window */
     uint64_t peak_in_flight;    /* most items in the system at once */
+    canary_rec canary;          /* the canary rollout, warm-up excluded (canary.h) */
 } rep_stats;
 
 /* Allocate the statistics for cfg (histograms included). 0 or -1. */

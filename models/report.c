@@ -4,6 +4,7 @@
 #include "models/report.h"
 #include <math.h>
 #include <string.h>
+#include "models/report_canary.h"
 #include "sim/jsonw.h"
 
 static const char *MODE_NAMES[] = { "reduce_fps", "reduce_quality", "drop_response" };
@@ -129,6 +130,8 @@ void report_table(FILE *f, const run_result *r, double wall_s)
                 fprintf(f, " %s x%llu", ALERT_NAMES[a], (unsigned long long)r->alert_count[a]);
         fputc('\n', f);
     }
+    if (r->canary)
+        report_canary_table(f, &c->canary, r->canary, r->nrep);
     if (r->nsla > 0) {
         fputs("\n  SLA (pass when the 95% CI's upper end meets the target)\n", f);
         for (int k = 0; k < r->nsla; k++) {
@@ -309,6 +312,8 @@ void report_json(FILE *f, const run_result *r, double wall_s)
         jw_obj_end(&w);
     }
     jw_arr_end(&w);
+    if (r->canary)
+        report_canary_json(&w, &c->canary, r->canary, r->nrep);
     jw_arr_begin(&w, "sla");
     for (int k = 0; k < r->nsla; k++) {
         const sla_verdict *v = &r->sla[k];

@@ -45,6 +45,7 @@ typedef struct {
     uint64_t mode_changes, alert_count[ALERT_NRULES];
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
     double drop_rate;
+    canary_rec canary;
 } rep_digest;
 
 typedef struct {
@@ -204,6 +205,7 @@ static int run_one(void *vctx, int r)
         d->events = rs.events;
         d->peak_in_flight = rs.peak_in_flight;
         memcpy(d->e2e_le, rs.e2e_le, sizeof d->e2e_le);
+        d->canary = rs.canary;
     }
     pipe_stats_free(&rs);
     return rc;
@@ -535,6 +537,12 @@ int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
                  cfg->stages[s].name, rho,
                  cfg->stages[s].on == RES_GPU ? "its GPUs at full batches" : "its servers");
     }
+    double holds = 0;
+    for (int k = 0; k < cfg->canary.nsteps; k++)
+        holds += cfg->canary.steps[k].hold_s;
+    if (holds > cfg->duration_s)
+        warn(res, "canary: the steps' holds add up to %.10g s but duration_s is %.10g s: "
+                  "the rollout cannot finish", holds, cfg->duration_s);
     if (rc == 0 && cfg->warmup_auto)
         rc = pick_warmup(cfg, res, err, errlen);
     if (rc == 0) {
@@ -551,6 +559,12 @@ int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
         } else {
             reduce(cfg, c.dig, n, res);
             judge(cfg, res);
+            if (cfg->canary.nsteps > 0 && !(res->canary = malloc((size_t)n * sizeof *res->canary))) {
+                snprintf(err, errlen, "out of memory for %d canary records", n);
+                rc = -1;
+            }
+            for (int r = 0; res->canary && r < n; r++)
+                res->canary[r] = c.dig[r].canary;
         }
     }
     if (c.dig)
@@ -580,6 +594,8 @@ void run_result_free(run_result *res)
     free(res->rep_e2e);
     free(res->rep_response);
     free(res->rep_stage);
+    free(res->canary);
+    res->canary = NULL;
     free(res->series);
     free(res->stage);
     free(res->gpu);

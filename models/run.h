@@ -105,6 +105,7 @@ typedef struct {
     rep_lat *rep_e2e, *rep_response, *rep_stage;
     uint64_t events;             /* over all replications (and the pilot) */
     uint64_t peak_in_flight;
+    canary_rec *canary;          /* with a canary rollout: each replication's (nrep), else NULL */
     char warnings[RUN_MAX_WARNINGS][256];
     int nwarnings;
 } run_result;

@@ -2387,6 +2387,157 @@ static int check_paths(loader *ld, const yaml_node_t *root, const yaml_node_t *s
                 "named llm_decode or response)");
 }
 
+/* ---- canary rollout (issue 6) -------------------------------------------- */
+
+/* canary.variant.stages.NAME: {service_scale: x, service: {dist: ...}}: the
+ * variant's overrides of one frame-path stage. */
+static int read_canary_stage(loader *ld, const yaml_node_t *map, const char *path, int s,
+                             scenario_cfg *c)
+{
+    static const char *const keys[] = {"service_scale", "service", NULL};
+    char kpath[SCN_PATH_LEN];
+    canary_cfg *k = &c->canary;
+    const stage_cfg *st = &c->stages[s];
+    const yaml_node_t *v;
+    if (check_keys(ld, map, path, "a mapping such as {service_scale: 1.2} or "
+                   "{service: {dist: lognormal, mean_ms: 9, sd_ms: 3}}", keys))
+        return -1;
+    if (!get(ld, map, "service_scale") && !get(ld, map, "service"))
+        return fail(ld, map, path, "give service_scale, service or both");
+    if (st->path != PATH_FRAME)
+        return fail(ld, map, path, "stage %s is on the response path; the canary covers the "
+                    "frame path only", st->name);
+    if (read_opt(ld, map, path, "service_scale", POSITIVE, &k->scale[s]))
+        return -1;
+    if (!(v = get(ld, map, "service")))
+        return 0;
+    path_key(kpath, path, "service");
+    if (st->on == RES_GPU && st->has_table)
+        return fail(ld, v, kpath, "stage %s takes its batch times from a table; a variant "
+                    "can only scale them (service_scale)", st->name);
+    if (k->ndists == CFG_MAX_CANARY_DISTS)
+        return fail(ld, v, kpath, "at most %d variant distributions", CFG_MAX_CANARY_DISTS);
+    dist_t *d = &k->dists[k->ndists];
+    if (read_dist(ld, v, kpath, 0, false, d)) {
+        dist_free(d);
+        return -1;
+    }
+    k->dist_of[s] = (signed char)k->ndists++;
+    return 0;
+}
+
+/* canary.variant: {stages: {NAME: {...}, ...}}. */
+static int read_canary_variant(loader *ld, const yaml_node_t *map, scenario_cfg *c)
+{
+    static const char *const keys[] = {"stages", NULL};
+    const char *path = "canary.variant";
+    char kpath[SCN_PATH_LEN], all[512];
+    const char *names[CFG_MAX_STAGES + 1];
+    for (int s = 0; s < c->nstages; s++)
+        names[s] = c->stages[s].name;
+    names[c->nstages] = NULL;
+    if (check_keys(ld, map, path, "a mapping such as {stages: {encode: {service_scale: 1.2}}}",
+                   keys))
+        return -1;
+    const yaml_node_t *stages = need(ld, map, path, "stages");
+    if (!stages || check_keys(ld, stages, "canary.variant.stages", "a mapping of stage names "
+                              "to overrides such as {encode: {service_scale: 1.2}}", names))
+        return -1;
+    if (stages->data.mapping.pairs.top == stages->data.mapping.pairs.start)
+        return fail(ld, stages, "canary.variant.stages", "must name at least one stage; "
+                    "stages: %s", joined(names, all, sizeof all));
+    for (yaml_node_pair_t *p = stages->data.mapping.pairs.start;
+         p < stages->data.mapping.pairs.top; p++) {
+        const yaml_node_t *k = yaml_document_get_node(&ld->doc, p->key);
+        int s = 0;
+        while (strcmp(c->stages[s].name, text_of(k)) != 0)
+            s++;                         /* check_keys made sure it is there */
+        path_key(kpath, "canary.variant.stages", text_of(k));
+        if (read_canary_stage(ld, yaml_document_get_node(&ld->doc, p->value), kpath, s, c))
+            return -1;
+    }
+    return 0;
+}
+
+/* canary.steps: [{pct, hold_s}, ...], pct non-decreasing in (0, 100]. */
+static int read_canary_steps(loader *ld, const yaml_node_t *list, canary_cfg *k)
+{
+    static const char *const keys[] = {"pct", "hold_s", NULL};
+    const char *path = "canary.steps";
+    char ipath[SCN_PATH_LEN], kpath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of steps such as [{pct: 1, hold_s: 3600}, "
+                    "{pct: 5, hold_s: 3600}], got %s", describe(list, show, sizeof show));
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n < 1 || n > CFG_MAX_CANARY_STEPS)
+        return fail(ld, list, path, "must hold 1 to %d steps, got %zu", CFG_MAX_CANARY_STEPS, n);
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *m = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        const yaml_node_t *v;
+        canary_step_cfg *st = &k->steps[i];
+        path_index(ipath, path, i);
+        if (check_keys(ld, m, ipath, "a mapping such as {pct: 5, hold_s: 3600}", keys))
+            return -1;
+        path_key(kpath, ipath, "pct");
+        if (!(v = need(ld, m, ipath, "pct")) || read_double(ld, v, kpath, POSITIVE, &st->pct))
+            return -1;
+        if (!(st->pct <= 100))
+            return fail(ld, v, kpath, "must be <= 100 (a percentage of sessions), got %s",
+                        text_of(v));
+        if (i > 0 && st->pct < k->steps[i - 1].pct)
+            return fail(ld, v, kpath, "must be >= the previous step's pct (%.10g): a rollout "
+                        "only widens", k->steps[i - 1].pct);
+        path_key(kpath, ipath, "hold_s");
+        if (!(v = need(ld, m, ipath, "hold_s")) || read_double(ld, v, kpath, POSITIVE, &st->hold_s))
+            return -1;
+    }
+    k->nsteps = (int)n;
+    return 0;
+}
+
+/* canary.gates: {p99_ratio, drop_rate, drop_ratio, gpu_util, min_frames}. */
+static int read_canary_gates(loader *ld, const yaml_node_t *map, canary_cfg *k)
+{
+    static const char *const keys[] = {
+        "p99_ratio", "drop_rate", "drop_ratio", "gpu_util", "min_frames", NULL};
+    const char *path = "canary.gates";
+    const yaml_node_t *v;
+    long long mf = 0;
+    if (check_keys(ld, map, path, "a mapping such as {p99_ratio: 1.3, drop_rate: 0.02, "
+                   "gpu_util: 0.9, min_frames: 10000}", keys))
+        return -1;
+    if (read_opt(ld, map, path, "p99_ratio", NONNEGATIVE, &k->p99_ratio)
+        || ((v = get(ld, map, "drop_rate")) && read_unit(ld, v, "canary.gates.drop_rate", &k->drop_rate))
+        || read_opt(ld, map, path, "drop_ratio", NONNEGATIVE, &k->drop_ratio)
+        || ((v = get(ld, map, "gpu_util")) && read_unit(ld, v, "canary.gates.gpu_util", &k->gpu_util)))
+        return -1;
+    if ((v = get(ld, map, "min_frames"))) {
+        if (read_integer(ld, v, "canary.gates.min_frames", 1, LONG_MAX, &mf))
+            return -1;
+        k->min_frames = (long)mf;
+    }
+    return 0;
+}
+
+/* canary: {variant, steps, gates} (see canary_cfg); read after the stages
+ * and the cluster. Without variant the variant is the baseline itself. */
+static int read_canary(loader *ld, const yaml_node_t *map, scenario_cfg *c)
+{
+    static const char *const keys[] = {"variant", "steps", "gates", NULL};
+    const yaml_node_t *v;
+    if (check_keys(ld, map, "canary", "a mapping such as {variant: {stages: {encode: "
+                   "{service_scale: 1.2}}}, steps: [{pct: 1, hold_s: 3600}], gates: "
+                   "{p99_ratio: 1.3}}", keys))
+        return -1;
+    if (!(v = need(ld, map, "canary", "steps")) || read_canary_steps(ld, v, &c->canary))
+        return -1;
+    if ((v = get(ld, map, "variant")) && read_canary_variant(ld, v, c))
+        return -1;
+    if ((v = get(ld, map, "gates")) && read_canary_gates(ld, v, &c->canary))
+        return -1;
+    return 0;
+}
+
 /* ---- overrides: scalars set in the document before it is read ----------- */
 
 /* scn_load_ex edits the parsed document, then reads it like any other: an
@@ -2760,7 +2911,7 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
     static const char *const keys[] = {
         "name", "seed", "duration_s", "warmup_s", "warmup", "replications",
         "workload", "metrics", "stages", "cluster", "frame_deadline_ms", "sla",
-        "degradation", "alerts", "sweep", NULL};
+        "degradation", "alerts", "sweep", "canary", NULL};
     const yaml_node_t *v;
     if (check_keys(ld, root, "", "a mapping of scenario keys (name, duration_s, workload, stages, ...)", keys))
         return -1;
@@ -2794,6 +2945,8 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
     if ((v = get(ld, root, "alerts")) && read_alerts(ld, v, &c->alerts))
         return -1;
     if (check_paths(ld, root, stages, c))
+        return -1;
+    if ((v = get(ld, root, "canary")) && read_canary(ld, v, c))
         return -1;
     if ((v = get(ld, root, "sweep")) && read_sweep(ld, v, c))
         return -1;

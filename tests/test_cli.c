@@ -322,7 +322,7 @@ Test(cli, sweep_frontier_capacity)
  * and `make install` puts the programs, scenarios and manual in place. */
 Test(cli, help_matches_man_page_and_install)
 {
-    static const char *cmds[] = { "run", "sweep", "capacity", "frontier", "plot" };
+    static const char *cmds[] = { "run", "sweep", "capacity", "frontier", "plot", "canary" };
     char *man = slurp("models/vlsim.1");
     cr_assert_not_null(man);
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {

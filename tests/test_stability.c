@@ -21,6 +21,7 @@
 #include "models/report.h"
 #include "models/scenario.h"
 #include "models/stability.h"
+#include "models/sweep.h"
 #include "tests/kit.h"
 
 /* ---- the test itself, on synthetic series ------------------------------- */
@@ -333,4 +334,76 @@ Test(stability, frontier_leaves_unstable_rows_out)
     cr_expect_eq(ps.g[0].rows[0], 0);
     frontier_pareto_free(&ps);
     frontier_free(&t);
+}
+
+/* A sweep over lambda with mu = 100/s: the point at rho 1.3 is kept,
+ * marked stable = 0 in results.csv and "stable": false in its point file,
+ * and the sweep goes on to the point after it. */
+Test(stability, sweep_marks_unstable_points_and_goes_on, .timeout = 60)
+{
+    char d[64], scn[128], path[160];
+    snprintf(d, sizeof d, "/tmp/vlsim-stab-XXXXXX");
+    cr_assert_not_null(mkdtemp(d));
+    snprintf(scn, sizeof scn, "%s/mm1.yaml", d);
+    FILE *f = fopen(scn, "w");
+    cr_assert_not_null(f);
+    fputs("name: mm1\nseed: 1\nduration_s: 600\nreplications: 2\n"
+          "workload: {arrival: poisson, rate_hz: 50}\n"
+          "stages:\n  - name: server\n    service: {dist: exponential, mean_ms: 10}\n", f);
+    fclose(f);
+    char out[128];
+    snprintf(out, sizeof out, "%s/out", d);
+    const char *axes[] = { "workload.rate_hz=50,130,90" };
+    sweep_opts o = { .out_dir = out, .jobs = 2, .axes = axes, .naxes = 1 };
+    char err[1024] = "";
+    cr_assert_eq(sweep_run(scn, &o, err, sizeof err), SWEEP_OK, "%s", err);
+    snprintf(path, sizeof path, "%s/results.csv", out);
+    f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char line[4096];
+    cr_assert_not_null(fgets(line, sizeof line, f));
+    cr_expect(strstr(line, ",sla_pass,stable\n") != NULL, "header: %s", line);
+    const char want[3] = { '1', '0', '1' };          /* rho 0.5, 1.3, 0.9 */
+    for (int p = 0; p < 3; p++) {
+        cr_assert_not_null(fgets(line, sizeof line, f));
+        size_t n = strlen(line);
+        cr_expect(n >= 2 && line[n - 2] == want[p], "point %d: %s", p, line);
+    }
+    fclose(f);
+    for (int p = 0; p < 3; p++) {
+        snprintf(path, sizeof path, "%s/points/%05d.json", out, p);
+        f = fopen(path, "r");
+        cr_assert_not_null(f, "%s", path);
+        char head[256] = "";
+        size_t got = fread(head, 1, sizeof head - 1, f);
+        head[got] = 0;
+        fclose(f);
+        cr_expect(strstr(head, p == 1 ? "\"stable\": false" : "\"stable\": true") != NULL,
+                  "point %d: %s", p, head);
+    }
+    char cmd[256];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", d);
+    cr_expect_eq(system(cmd), 0);
+}
+
+/* No SLA holds for an unstable system: a line its transient would meet
+ * (p99 <= 10^9 ms) fails, so the capacity search and the frontier's
+ * sla_pass see an infeasible point; the same line passes at rho 0.5. */
+Test(stability, unstable_fails_every_sla_line, .timeout = 60)
+{
+    for (int k = 0; k < 2; k++) {
+        scenario_cfg c;
+        mm1(&c, 2, k == 0 ? 130 : 50, 10, 600, 2);
+        snprintf(c.sla[0].metric, sizeof c.sla[0].metric, "frame");
+        c.sla[0].percentile = 99;
+        c.sla[0].ms = 1e9;
+        c.nsla = 1;
+        run_result r;
+        run(&c, 2, &r);
+        cr_expect_eq(r.verdict.stable, k == 1);
+        cr_expect(r.sla[0].value.mean < 1e9);
+        cr_expect_eq(r.sla[0].pass, k == 1, "rho %s: pass %d", k ? "0.5" : "1.3", r.sla[0].pass);
+        run_result_free(&r);
+        cfg_free(&c);
+    }
 }

@@ -374,7 +374,7 @@ static int pick_warmup(const scenario_cfg *cfg, run_result *res, char *err, size
         res->mser = mser_compute(&m);
         res->warmup_ms = res->mser.t_trunc;
         res->events += rs.events;
-        if (!res->mser.settled)
+        if (!res->mser.settled && rs.growth.kind == PIPE_STABLE)   /* else: the verdict says why */
             warn(res, "warmup: auto: MSER-5 found no steady state in the %.0f s pilot run "
                       "(the best truncation is batch %zu of %zu, the most MSER may cut); "
                       "lengthen duration_s or set warmup_s",

@@ -4,7 +4,9 @@
  * the arguments, load the scenario, check every output destination, run,
  * write every output to a temporary, and only when all of them are
  * complete rename them into place. Any failure before the last step leaves
- * the file system exactly as it was. No simulation logic lives here. */
+ * the file system exactly as it was; so does SIGINT or SIGTERM (sim/stop.h:
+ * the run stops, nothing is renamed, exit 128 + the signal). No simulation
+ * logic lives here. */
 #include "models/cli.h"
 #include <errno.h>
 #include <limits.h>

@@ -10,7 +10,9 @@
  * gives the same bytes as an uninterrupted one.
  *
  * This module never prints and never exits: messages go to err, progress
- * to a callback. It keeps no global mutable state. It writes only under the
+ * to a callback. It keeps no global mutable state (it only polls the stop
+ * flag of sim/stop.h, set by SIGINT/SIGTERM: the work queue takes no new
+ * point once it is set, and running points give up without a file). It writes only under the
  * sweep's directory, and refuses a directory holding files that are not a
  * sweep's. */
 #ifndef VL_SWEEP_H

@@ -407,3 +407,25 @@ Test(stability, unstable_fails_every_sla_line, .timeout = 60)
         cfg_free(&c);
     }
 }
+
+/* The verdict, like every figure, does not depend on the thread count. */
+Test(stability, unstable_output_is_the_same_for_any_thread_count, .timeout = 60)
+{
+    char *json[2];
+    for (int k = 0; k < 2; k++) {
+        scenario_cfg c;
+        mm1(&c, 9, 130, 10, 600, 4);
+        run_result r;
+        run(&c, k + 1, &r);
+        cr_expect(!r.verdict.stable);
+        size_t len = 0;
+        FILE *f = open_memstream(&json[k], &len);
+        report_json(f, &r, 0.0);
+        fclose(f);
+        run_result_free(&r);
+        cfg_free(&c);
+    }
+    cr_expect(strcmp(json[0], json[1]) == 0, "1 and 2 threads differ");
+    free(json[0]);
+    free(json[1]);
+}

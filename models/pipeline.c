@@ -491,8 +491,21 @@ int pipe_queue_unbounded(const scenario_cfg *cfg, int s)
 /* How long the test's windows must be, in relaxation times of the queue at
  * its static offered load when that is below 1: the heavy-traffic
  * relaxation time of the waiting count, variance rate over squared drift,
- * (lambda + c mu) / (c mu - lambda)^2 = s (1 + rho) / (c (1 - rho)^2). */
+ * lambda (ca^2 + cs^2) / (c mu - lambda)^2 = s (rho + cs^2) / (c (1 - rho)^2)
+ * with ca^2 = 1 (Poisson; periodic arrivals vary less) and cs^2 the
+ * service's squared coefficient of variation, at least 1. */
 #define GROWTH_RELAXATIONS 10.0
+
+static double service_cs2(const stage_cfg *st)
+{
+    if (st->on == RES_GPU || st->has_table)
+        return 1.0;
+    double m = dist_mean(&st->service), v = dist_var(&st->service);
+    double cs2 = m > 0 ? v / (m * m) : 1.0;
+    if (isnan(cs2))
+        return INFINITY;                   /* no finite variance: no relaxation time to wait for */
+    return cs2 > 1.0 ? cs2 : 1.0;
+}
 
 static int growth_setup(const pipe_t *p, stab_t *d)
 {
@@ -506,10 +519,12 @@ static int growth_setup(const pipe_t *p, stab_t *d)
         double rho = load_offered(cfg, s), win = 0;
         if (rho < 1) {
             int c = load_servers(cfg, s);
-            double tau = load_ms_per_item(cfg, s) * (1 + rho) / ((c > 0 ? c : 1) * (1 - rho) * (1 - rho));
+            double tau = load_ms_per_item(cfg, s) * (rho + service_cs2(&cfg->stages[s]))
+                         / ((c > 0 ? c : 1) * (1 - rho) * (1 - rho));
             win = GROWTH_RELAXATIONS * tau / dt;
         }
-        stab_watch(d, s, win);
+        if (isfinite(win))                 /* infinite: the cap on items in flight is the guard */
+            stab_watch(d, s, win);
     }
     return 0;
 }

@@ -429,3 +429,32 @@ Test(stability, unstable_output_is_the_same_for_any_thread_count, .timeout = 60)
     free(json[0]);
     free(json[1]);
 }
+
+/* M/G/1 with a heavy-tailed service (lognormal, mean 10 ms, sd 40 ms:
+ * cs^2 = 16) at rho = 0.95: its queue wanders much more slowly than an
+ * M/M/1's, and is still never flagged; at rho = 1.05 it is. */
+Test(stability, mg1_heavy_tailed_service, .timeout = 120)
+{
+    int flagged = 0;
+    for (uint64_t seed = 1; seed <= 10; seed++) {
+        scenario_cfg c;
+        mm1(&c, seed, 95, 10, 2000, 1);
+        dist_free(&c.stages[0].service);
+        cr_assert_null(dist_init_lognormal_mean_sd(&c.stages[0].service, 10, 40));
+        run_result r;
+        run(&c, 1, &r);
+        flagged += !r.verdict.stable;
+        run_result_free(&r);
+        cfg_free(&c);
+    }
+    cr_expect_eq(flagged, 0, "%d of 10 seeds flagged at rho 0.95", flagged);
+    scenario_cfg c;
+    mm1(&c, 1, 105, 10, 3600, 1);
+    dist_free(&c.stages[0].service);
+    cr_assert_null(dist_init_lognormal_mean_sd(&c.stages[0].service, 10, 40));
+    run_result r;
+    run(&c, 1, &r);
+    cr_expect(!r.verdict.stable, "rho 1.05 with cs^2 = 16 not flagged");
+    run_result_free(&r);
+    cfg_free(&c);
+}

@@ -4,11 +4,14 @@
  * the arguments, load the scenario, check every output destination, run,
  * write every output to a temporary, and only when all of them are
  * complete rename them into place. Any failure before the last step leaves
- * the file system exactly as it was. No simulation logic lives here. */
+ * the file system exactly as it was; so does SIGINT or SIGTERM (sim/stop.h:
+ * the run stops, nothing is renamed, exit 128 + the signal). No simulation
+ * logic lives here. */
 #include "models/cli.h"
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,6 +25,7 @@
 #include "models/run.h"
 #include "models/scenario.h"
 #include "sim/out.h"
+#include "sim/stop.h"
 
 static const char *USAGE =
     "usage: vlsim <command> [options]\n"
@@ -69,7 +73,9 @@ static const char *RUN_USAGE =
     "  -q, --quiet        no table and no progress; warnings still go to stderr\n"
     "  -h, --help         show this text\n"
     "\n"
-    "exit status: 0 success, 2 bad input, 1 internal failure\n";
+    "exit status: 0 success (also when the verdict is unstable: a queue grew without\n"
+    "bound; see \"verdict\" in the JSON), 2 bad input, 1 internal failure,\n"
+    "130 interrupted by SIGINT (143: SIGTERM), with no output written\n";
 
 /* ---- small parsers -------------------------------------------------------- */
 
@@ -306,12 +312,25 @@ static void write_output(int k, FILE *f, const run_result *r, double wall_s)
         report_prom(f, r);
 }
 
+/* SIGINT or SIGTERM stopped the run: one line, and 128 + the signal. */
+static int interrupted(const char *what)
+{
+    int sig = stop_requested();
+    fprintf(stderr, "vlsim run: interrupted by %s; %s\n", sig == SIGTERM ? "SIGTERM" : "SIGINT",
+            what);
+    return 128 + sig;
+}
+
 static int cmd_run(int argc, char **argv)
 {
     run_args a;
     int rc = parse_run_args(argc, argv, &a);
     if (rc != 0)
         return rc < 0 ? CLI_OK : rc;
+    if (stop_install() != 0) {
+        fputs("vlsim run: cannot install the SIGINT/SIGTERM handlers\n", stderr);
+        return CLI_FAIL;
+    }
 
     char err[2048];
     scenario_cfg cfg;
@@ -349,14 +368,21 @@ static int cmd_run(int argc, char **argv)
     cli_progress_start(&ps, !a.quiet && isatty(STDERR_FILENO), "replications");
     run_opts opts = { a.threads, cli_progress_cb, &ps };
     run_result res;
-    if (run_scenario(&cfg, &opts, &res, err, sizeof err) != 0) {
-        fprintf(stderr, "vlsim run: %s: %s\n", a.file, err);
+    int rrc = run_scenario(&cfg, &opts, &res, err, sizeof err);
+    if (rrc != 0) {
+        if (ps.on)
+            fputs("\r\033[K", stderr);
         cfg_free(&cfg);
+        if (rrc == RUN_INTERRUPTED)
+            return interrupted("nothing was written");
+        fprintf(stderr, "vlsim run: %s: %s\n", a.file, err);
         return CLI_FAIL;
     }
     double wall_s = cli_progress_elapsed(&ps);
     for (int k = 0; k < res.nwarnings; k++)
         fprintf(stderr, "vlsim: warning: %s\n", res.warnings[k]);
+    if (!res.verdict.stable)
+        fprintf(stderr, "vlsim: unstable: %s\n", res.verdict.reason);
 
     /* Everything to temporaries first; rename only when all are complete. */
     out_file of[OUT_N];
@@ -374,6 +400,13 @@ static int cmd_run(int argc, char **argv)
             snprintf(err, sizeof err, "%s: write error", a.out[k]);
             rc = CLI_FAIL;
         }
+    }
+    if (rc == CLI_OK && stop_requested()) {   /* the last moment to keep the user's files as they were */
+        for (int k = 0; k < OUT_N; k++)
+            out_abort(&of[k]);
+        run_result_free(&res);
+        cfg_free(&cfg);
+        return interrupted("nothing was written");
     }
     for (int k = 0; k < OUT_N && rc == CLI_OK; k++)
         if (a.out[k] && out_commit(&of[k], err, sizeof err) != 0)

@@ -16,6 +16,7 @@
 #include "models/sweep.h"
 #include "models/sweep_mpi.h"
 #include "models/sweep_point.h"
+#include "sim/stop.h"
 
 static const char *SWEEP_USAGE =
     "usage: vlsim sweep FILE --out DIR [options]\n"
@@ -36,7 +37,11 @@ static const char *SWEEP_USAGE =
     "  --points N            how many points --sample draws\n"
     "  --sample-seed N       the seed of the sample (default 1)\n"
     "  -q, --quiet           no progress line\n"
-    "  -h, --help            show this text\n";
+    "  -h, --help            show this text\n"
+    "\n"
+    "A point whose queue grew without bound is kept with stable = 0 in results.csv.\n"
+    "exit status: 0 success, 2 bad input, 1 failure, 130 interrupted by SIGINT (143:\n"
+    "SIGTERM): finished points are kept; the same command with --resume finishes.\n";
 
 static const char *CAPACITY_USAGE =
     "usage: vlsim capacity FILE [--gpus N1,N2,... | --over KEY=V1,V2,...] [options]\n"
@@ -127,6 +132,8 @@ static int pos_double(const char *s, double *out)
 
 static int rc_of(int sweep_rc)
 {
+    if (sweep_rc == SWEEP_INTERRUPTED)
+        return 128 + stop_requested();          /* 130 for SIGINT, 143 for SIGTERM */
     return sweep_rc == SWEEP_OK ? CLI_OK : sweep_rc == SWEEP_BAD_INPUT ? CLI_BAD_INPUT : CLI_FAIL;
 }
 
@@ -237,8 +244,14 @@ int cli_sweep(int argc, char **argv)
     sweep_summary sum;
     o.summary = &sum;
     char err[2048];
+    if (nranks <= 1 && stop_install() != 0) {   /* SIGINT/SIGTERM: finish cleanly, keep points */
+        fputs("vlsim sweep: cannot install the SIGINT/SIGTERM handlers\n", stderr);
+        return CLI_FAIL;
+    }
     int rc = sweep_run(file, &o, err, sizeof err);
     if (rc != SWEEP_OK) {
+        if (ps.on)
+            fputs("\r\033[K", stderr);
         if (nranks > 1)
             sweep_mpi_abort(err, rc_of(rc));
         fprintf(stderr, "vlsim sweep: %s\n", err);

@@ -310,6 +310,7 @@ int frontier_parse(const char *text, size_t len, const char *name, frontier_tabl
     t->c_p99 = frontier_col(t, "frame_p99");
     t->c_drop = frontier_col(t, "drop_rate");
     t->c_sla = frontier_col(t, "sla_pass");
+    t->c_stable = frontier_col(t, "stable");
     return 0;
 fail:
     sv_free(&hdr);
@@ -439,6 +440,8 @@ bool frontier_row_eligible(const frontier_table *t, int r, const frontier_opts *
 {
     if (!isfinite(cell(t, r, t->c_cost)) || !isfinite(cell(t, r, t->c_p99)))
         return false;
+    if (t->c_stable >= 0 && cell(t, r, t->c_stable) == 0)
+        return false;                        /* unstable: its p99 is a transient's */
     double d = cell(t, r, t->c_drop);
     return !(o->max_drop_rate >= 0) || !isfinite(d) || d <= o->max_drop_rate;
 }
@@ -563,6 +566,10 @@ int frontier_pareto(const frontier_table *t, const frontier_opts *o, frontier_pa
             out->left_out_empty++;
             continue;
         }
+        if (t->c_stable >= 0 && cell(t, r, t->c_stable) == 0) {
+            out->left_out_unstable++;
+            continue;
+        }
         if (!frontier_row_eligible(t, r, o)) {
             out->left_out_drops++;
             continue;
@@ -681,6 +688,9 @@ int frontier_report(FILE *f, const frontier_table *t, const frontier_target *tar
     if (ps.left_out_drops)
         fprintf(f, "  %d point%s left out: frame drop rate above %g%%\n", ps.left_out_drops,
                 ps.left_out_drops == 1 ? "" : "s", 100 * o->max_drop_rate);
+    if (ps.left_out_unstable)
+        fprintf(f, "  %d point%s left out: unstable (a queue grew without bound)\n",
+                ps.left_out_unstable, ps.left_out_unstable == 1 ? "" : "s");
     if (ps.left_out_empty)
         fprintf(f, "  %d point%s left out: no cost per stream-hour or no frame p99\n",
                 ps.left_out_empty, ps.left_out_empty == 1 ? "" : "s");

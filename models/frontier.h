@@ -28,6 +28,7 @@ typedef struct {
     int cfg_first, cfg_end;
     /* where the columns the frontier uses are; -1 when absent */
     int c_point, c_fps, c_streams, c_gpus, c_cost, c_p99, c_drop, c_sla;
+    int c_stable;            /* "stable" (0: a queue grew without bound), or -1 */
 } frontier_table;
 
 /* Parse text (len bytes) named `name` in messages. Required columns: point,
@@ -71,8 +72,8 @@ int frontier_default_targets(frontier_target *t, int max);
 /* "frame p95 <= 100 ms" */
 void frontier_target_str(const frontier_target *t, char *buf, size_t n);
 
-/* Is row r eligible (a finite cost and frame p99, drop rate within the
- * limit)? */
+/* Is row r eligible (a finite cost and frame p99, stable unless its
+ * `stable` column says 0, drop rate within the limit)? */
 bool frontier_row_eligible(const frontier_table *t, int r, const frontier_opts *o);
 
 /* The value row r is judged by for target g (the CI's upper end, or the
@@ -94,6 +95,7 @@ typedef struct {
     frontier_group *g;
     int left_out_drops;      /* rows left out for their drop rate */
     int left_out_empty;      /* rows left out for an empty cost or frame p99 */
+    int left_out_unstable;   /* rows left out because a queue grew without bound (stable 0) */
 } frontier_pareto_set;
 
 /* Per fps group, the rows no other eligible row of the group dominates

@@ -27,7 +27,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "models/load.h"
+#include "models/stability.h"
 #include "sim/rng.h"
+#include "sim/stop.h"
 
 enum { STREAM_ARRIVALS = 1, STREAM_PERIODIC = 2, STREAM_QUERIES = 3 };
 
@@ -40,16 +43,14 @@ void pipe_fail(pipe_t *p, const char *what)
 
 /* ---- items and queues ------------------------------------------------ */
 
+static void in_flight_cap(pipe_t *p, double now);
+
 static uint32_t item_new(pipe_t *p, double now)
 {
     if (p->free_head == NO_ITEM) {
         if (p->nitems == p->cap_items) {
             if (p->cap_items >= PIPE_MAX_IN_FLIGHT) {
-                snprintf(p->err, p->errlen,
-                         "more than %u items in flight at t=%.1f s: the system is unstable "
-                         "(offered load above capacity with unbounded queues)",
-                         PIPE_MAX_IN_FLIGHT, now / 1000.0);
-                p->failed = 1;
+                in_flight_cap(p, now);
                 return NO_ITEM;
             }
             uint32_t ncap = p->cap_items * 2;
@@ -498,6 +499,99 @@ static void query(pipe_t *p, double now)
     enter_stage(p, p->first_response, i, now);
 }
 
+/* ---- the growth check (stability.h) ---------------------------------- */
+
+int pipe_queue_unbounded(const scenario_cfg *cfg, int s)
+{
+    const stage_cfg *c = &cfg->stages[s];
+    return c->capacity < 0 && !(c->timeout_ms > 0) && !(cfg->frame_deadline_ms > 0);
+}
+
+/* How long the test's windows must be, in relaxation times of the queue at
+ * its static offered load when that is below 1: the heavy-traffic
+ * relaxation time of the waiting count, variance rate over squared drift,
+ * lambda (ca^2 + cs^2) / (c mu - lambda)^2 = s (rho + cs^2) / (c (1 - rho)^2)
+ * with ca^2 = 1 (Poisson; periodic arrivals vary less) and cs^2 the
+ * service's squared coefficient of variation, at least 1. */
+#define GROWTH_RELAXATIONS 10.0
+
+static double service_cs2(const stage_cfg *st)
+{
+    if (st->on == RES_GPU || st->has_table)
+        return 1.0;
+    double m = dist_mean(&st->service), v = dist_var(&st->service);
+    double cs2 = m > 0 ? v / (m * m) : 1.0;
+    if (isnan(cs2))
+        return INFINITY;                   /* no finite variance: no relaxation time to wait for */
+    return cs2 > 1.0 ? cs2 : 1.0;
+}
+
+static int growth_setup(const pipe_t *p, stab_t *d)
+{
+    const scenario_cfg *cfg = p->cfg;
+    double dt = cfg->degrade.interval_s * 1000.0;
+    if (stab_init(d, cfg->nstages, dt) != 0)
+        return -1;
+    for (int s = 0; s < cfg->nstages; s++) {
+        if (!pipe_queue_unbounded(cfg, s))
+            continue;
+        double rho = load_offered(cfg, s), win = 0;
+        if (rho < 1) {
+            int c = load_servers(cfg, s);
+            double tau = load_ms_per_item(cfg, s) * (rho + service_cs2(&cfg->stages[s]))
+                         / ((c > 0 ? c : 1) * (1 - rho) * (1 - rho));
+            win = GROWTH_RELAXATIONS * tau / dt;
+        }
+        if (isfinite(win))                 /* infinite: the cap on items in flight is the guard */
+            stab_watch(d, s, win);
+    }
+    return 0;
+}
+
+/* On a control tick: sample every queue; 1 when one grows without bound
+ * (out->growth filled). A surge raises the load for a while by design: no
+ * verdict while it lasts, and the test starts afresh once it is over. */
+static int growth_tick(pipe_t *p, stab_t *d, double *level, double now)
+{
+    const workload_cfg *w = &p->cfg->workload;
+    if (w->arrival == ARRIVAL_PERIODIC && w->surge_streams > 0) {
+        double at = w->surge_at_s * 1000.0, end = at + w->surge_for_s * 1000.0;
+        if (now >= at && now < end)
+            return 0;
+        if (now >= end && d->t0 < end)
+            stab_restart(d, end);
+    }
+    for (int s = 0; s < p->cfg->nstages; s++)
+        level[s] = (double)p->stn[s].waiting;
+    stab_growth g;
+    if (!stab_tick(d, now, level, &g))
+        return 0;
+    p->out->growth = (pipe_growth){ PIPE_GREW, g.series, g.t_from / 1000.0, g.t_to / 1000.0,
+                                    g.q_from, g.q_to, now / 1000.0 };
+    return 1;
+}
+
+/* PIPE_MAX_IN_FLIGHT reached: name the stage holding the most waiting items. */
+static void in_flight_cap(pipe_t *p, double now)
+{
+    int worst = 0;
+    for (int s = 1; s < p->cfg->nstages; s++)
+        if (p->stn[s].waiting > p->stn[worst].waiting)
+            worst = s;
+    size_t n = p->stn[worst].waiting;
+    p->failed = 1;
+    if (pipe_queue_unbounded(p->cfg, worst) && n >= p->in_flight / 2) {
+        p->out->growth = (pipe_growth){ PIPE_CAPPED, worst, NAN, now / 1000.0, NAN, (double)n,
+                                        now / 1000.0 };
+        return;
+    }
+    snprintf(p->err, p->errlen,
+             "more than %u items in flight at t=%.1f s (%zu of them waiting at stage %s): "
+             "the limit that keeps memory bounded; the system is unstable or far larger "
+             "than one replication can hold",
+             PIPE_MAX_IN_FLIGHT, now / 1000.0, n, p->cfg->stages[worst].name);
+}
+
 /* ---- set-up, the loop, tear-down -------------------------------------- */
 
 uint32_t pipe_stage_stream(const char *name)
@@ -699,11 +793,17 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
     out->peak_in_flight = 0;
     out->ntimeline = out->nalerts = out->nseries = 0;
     out->window_ms = cfg->duration_s * 1000.0;
+    memset(&out->growth, 0, sizeof out->growth);
 
-    int rc = pipe_setup(&p, rep, warmup_ms, t_end);
+    stab_t stab;
+    double *level = malloc((size_t)cfg->nstages * sizeof *level);
+    int rc = !level || growth_setup(&p, &stab) != 0 ? -1 : pipe_setup(&p, rep, warmup_ms, t_end);
     if (rc != 0) {
         if (rc == -1)
             snprintf(err, errlen, "out of memory setting up replication %u", rep);
+        if (level)
+            stab_free(&stab);
+        free(level);
         pipe_free(&p);
         return -1;
     }
@@ -711,8 +811,12 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
 
     ev_t e;
     uint64_t events = 0;
+    int interrupted = 0;
     while (!p.failed && ev_pop(&p.evq, &e) == 0) {
-        events++;
+        if ((++events & 0xfff) == 0 && stop_requested()) {
+            interrupted = 1;
+            break;
+        }
         double now = e.t;
         switch (e.kind) {
         case EV_DEPART:   depart(&p, (int)e.a, (uint32_t)e.b, now); continue;
@@ -721,7 +825,11 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
         case EV_QUERY:    query(&p, now); continue;
         case EV_GPU_DONE: gpu_done(&p, (int)e.a, now); continue;
         case EV_GPU_WAKE: gpu_wake(&p, (int)e.a, now); continue;
-        case EV_CONTROL:  ctl_tick(&p, now); continue;
+        case EV_CONTROL:
+            ctl_tick(&p, now);
+            if (!growth_tick(&p, &stab, level, now))
+                continue;
+            break;                                   /* a queue grows without bound: stop */
         case EV_WARMUP:   stats_reset(&p, now); canary_start(&p, now); continue;
         case EV_CANARY:   canary_tick(&p, now); continue;
         default:          break;                     /* EV_END */
@@ -729,16 +837,26 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
         break;
     }
     out->events = events;
+    /* a replication stopped early is measured up to the stop */
+    double t_close = out->growth.kind != PIPE_STABLE ? out->growth.t_stop_s * 1000.0 : t_end;
+    if (t_close < t_end)
+        out->window_ms = t_close - p.t_reset;
     for (int s = 0; s < cfg->nstages; s++) {
         station_t *stn = &p.stn[s];
         stn->st->utilization = stn->cfg->on == RES_GPU
-            ? 0.0 : tw_mean(&stn->busy_tw, t_end) / stn->cfg->servers;
-        stn->st->mean_queue_len = tw_mean(&stn->qlen, t_end);
+            ? 0.0 : tw_mean(&stn->busy_tw, t_close) / stn->cfg->servers;
+        stn->st->mean_queue_len = tw_mean(&stn->qlen, t_close);
     }
-    canary_close(&p.canary, t_end, gpu_busy_ms(&p, t_end));
-    gpu_close(&p, t_end);
-    ctl_close(&p, t_end);
-    int failed = p.failed;
+    canary_close(&p.canary, t_close, gpu_busy_ms(&p, t_close));
+    gpu_close(&p, t_close);
+    ctl_close(&p, t_close);
+    int failed = p.failed && out->growth.kind != PIPE_CAPPED;
+    stab_free(&stab);
+    free(level);
     pipe_free(&p);
+    if (interrupted) {
+        snprintf(err, errlen, "interrupted");
+        return PIPE_INTERRUPTED;
+    }
     return failed ? -1 : 0;
 }

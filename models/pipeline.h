@@ -69,6 +69,19 @@ typedef struct {
     double value;               /* the value that crossed the threshold */
 } alert_event;
 
+/* A replication stopped early because a queue grows without bound. */
+enum { PIPE_STABLE = 0, PIPE_GREW, PIPE_CAPPED };
+
+typedef struct {
+    int kind;                   /* PIPE_STABLE; PIPE_GREW: the growth test (stability.h)
+                                   fired; PIPE_CAPPED: PIPE_MAX_IN_FLIGHT was reached with
+                                   the items waiting in an unbounded queue */
+    int stage;                  /* the stage whose queue grew */
+    double t_from_s, t_to_s;    /* PIPE_GREW: the middles of the test's windows 4 and 8 */
+    double q_from, q_to;        /* mean waiting there (PIPE_CAPPED: q_to = waiting at the cap) */
+    double t_stop_s;            /* when the replication stopped (simulated, warm-up included) */
+} pipe_growth;
+
 typedef struct {
     int nstages;
     stage_stats *stage;
@@ -96,20 +109,35 @@ typedef struct {
     double window_ms;           /* the measured window */
     uint64_t peak_in_flight;    /* most items in the system at once */
     canary_rec canary;          /* the canary rollout, warm-up excluded (canary.h) */
+    pipe_growth growth;         /* kind PIPE_STABLE unless the replication stopped early */
 } rep_stats;
 
 /* Allocate the statistics for cfg (histograms included). 0 or -1. */
 int pipe_stats_init(rep_stats *s, const scenario_cfg *cfg);
 void pipe_stats_free(rep_stats *s);
 
-/* Items in flight beyond which a replication stops with an error: the
- * system is unstable or misconfigured, and memory must stay bounded. */
-#define PIPE_MAX_IN_FLIGHT 20000000u
+/* Items in flight beyond which a replication stops, so that memory stays
+ * bounded: 4 Mi items of 64 bytes is 256 MiB per replication (384 MiB
+ * while the pool grows), about 6 GiB with 16 threads. When most of them
+ * wait in an unbounded queue the replication ends with growth kind
+ * PIPE_CAPPED; otherwise it is an error. */
+#define PIPE_MAX_IN_FLIGHT (1u << 22)
+
+/* Watched by the growth test: a queue with no capacity, no timeout_ms and
+ * no frame_deadline_ms, the only kind that can grow without bound. */
+int pipe_queue_unbounded(const scenario_cfg *cfg, int s);
+
+/* pipe_run's return when stop_requested() (sim/stop.h) said stop. */
+#define PIPE_INTERRUPTED (-2)
 
 /* Run replication `rep` with the given warm-up (ms) for cfg->duration_s.
  * When pilot is not NULL, every end-to-end latency is also fed to it with
- * its completion time (for MSER warm-up detection). Returns 0, or -1 with a
- * message in err (out of memory, too many items in flight). */
+ * its completion time (for MSER warm-up detection). On every control tick
+ * the growth test (stability.h) looks at the unbounded queues; when one
+ * grows without bound the replication stops there, out->growth says why,
+ * and the statistics cover the window up to the stop. Returns 0, -1 with a
+ * message in err (out of memory, too many items in flight outside an
+ * unbounded queue), or PIPE_INTERRUPTED. */
 int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
              mser_t *pilot, rep_stats *out, char *err, size_t errlen);
 

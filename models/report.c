@@ -60,6 +60,9 @@ void report_table(FILE *f, const run_result *r, double wall_s)
             r->warmup_auto ? " (auto, MSER-5)" : "", (unsigned long long)c->seed);
     fprintf(f, "%llu events in %.2f s (%.3g events/s)\n\n", (unsigned long long)r->events,
             wall_s, wall_s > 0 ? (double)r->events / wall_s : 0.0);
+    if (!r->verdict.stable)
+        fprintf(f, "  UNSTABLE: %s.\n  The figures below describe the growth up to the stop, "
+                   "not a steady state; every SLA line fails.\n\n", r->verdict.reason);
 
     fprintf(f, "  %-16s %12s %12s %10s %10s %10s %8s %7s %9s\n", "stage", "arrivals", "completed",
             "drop:full", "drop:tmo", "drop:pol", "drop %", "util", "mean Lq");
@@ -132,6 +135,8 @@ void report_table(FILE *f, const run_result *r, double wall_s)
     }
     if (r->canary)
         report_canary_table(f, &c->canary, r->canary, r->nrep);
+    fprintf(f, "\n  stability: %s\n", r->verdict.stable
+            ? "stable (no unbounded queue kept growing)" : "UNSTABLE (see the top of this report)");
     if (r->nsla > 0) {
         fputs("\n  SLA (pass when the 95% CI's upper end meets the target)\n", f);
         for (int k = 0; k < r->nsla; k++) {
@@ -195,6 +200,16 @@ void report_json(FILE *f, const run_result *r, double wall_s)
         jw_bool(&w, "settled", r->mser.settled);
         jw_obj_end(&w);
     }
+    jw_obj_begin(&w, "verdict");
+    jw_bool(&w, "stable", r->verdict.stable);
+    if (!r->verdict.stable) {
+        jw_str(&w, "reason", r->verdict.reason);
+        jw_str(&w, "stage", c->stages[r->verdict.stage].name);
+        jw_num(&w, "offered_load", r->verdict.offered_load);
+        jw_num(&w, "stopped_at_s", r->verdict.t_stop_s);
+        jw_int(&w, "unstable_replications", r->verdict.unstable_reps);
+    }
+    jw_obj_end(&w);
     jw_obj_begin(&w, "stages");
     for (int s = 0; s < c->nstages; s++) {
         const stage_est *e = &r->stage[s];

@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "models/load.h"
 #include "models/pipeline.h"
 #include <pthread.h>
 #include "sim/rep.h"
+#include "sim/stop.h"
 
 /* The numbers kept from one latency histogram of one replication. */
 typedef struct {
@@ -46,6 +48,8 @@ typedef struct {
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
     double drop_rate;
     canary_rec canary;
+    double window_ms;            /* measured: shorter when the replication stopped early */
+    pipe_growth growth;
 } rep_digest;
 
 typedef struct {
@@ -206,6 +210,8 @@ static int run_one(void *vctx, int r)
         d->peak_in_flight = rs.peak_in_flight;
         memcpy(d->e2e_le, rs.e2e_le, sizeof d->e2e_le);
         d->canary = rs.canary;
+        d->window_ms = rs.window_ms;
+        d->growth = rs.growth;
     }
     pipe_stats_free(&rs);
     return rc;
@@ -328,11 +334,15 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
     res->cdf_e2e.sum = res->e2e_sum;
     for (int s = 0; s < cfg->nstages; s++)
         res->cdf_stage[s].sum = res->stage[s].sojourn_sum;
-    double window_ms = cfg->duration_s * 1000.0;
     for (int r = 0; r < n; r++) {
+        double window_ms = dig[r].window_ms, hours = window_ms / 3.6e6;
+        if (dig[r].growth.kind == PIPE_STABLE) {         /* the full window, as configured */
+            window_ms = cfg->duration_s * 1000.0;
+            hours = cfg->duration_s / 3600.0;
+        }
         for (int l = 0; l <= CFG_MAX_MODES; l++)
-            res->level_share[l] += dig[r].level_ms[l] / window_ms / n;
-        res->mode_changes_per_hour += (double)dig[r].mode_changes / (cfg->duration_s / 3600.0) / n;
+            res->level_share[l] += window_ms > 0 ? dig[r].level_ms[l] / window_ms / n : 0.0;
+        res->mode_changes_per_hour += hours > 0 ? (double)dig[r].mode_changes / hours / n : 0.0;
         for (int a = 0; a < ALERT_NRULES; a++)
             res->alert_count[a] += dig[r].alert_count[a];
     }
@@ -364,93 +374,9 @@ static void warn(run_result *res, const char *fmt, ...)
     va_end(ap);
 }
 
-/* Items per second reaching stage s: the workload's rate thinned by the
- * samplers before it. */
-static double stage_rate_hz(const scenario_cfg *cfg, int s)
-{
-    const workload_cfg *w = &cfg->workload;
-    double rate = w->arrival == ARRIVAL_POISSON ? w->rate_hz : w->streams * w->fps;
-    for (int k = 0; k < s; k++) {
-        const stage_cfg *st = &cfg->stages[k];
-        if (st->keep == KEEP_EVERY)
-            rate /= st->keep_every;
-        else if (st->keep == KEEP_RATIO) {
-            /* a frame is kept by a scene-change burst when a change fell in
-             * the burst's frame intervals before it: 1 - e^-x, x = changes
-             * per frame interval x burst; the rest with keep_ratio */
-            double x = st->scene_per_min > 0 && w->fps > 0
-                     ? st->scene_per_min * st->scene_burst / (60.0 * w->fps) : 0.0;
-            rate *= 1.0 - exp(-x) * (1.0 - st->keep_ratio);
-        }
-    }
-    return rate;
-}
-
-/* The tokens a frame carries when it reaches stage s: the last tokens_out
- * before it on its path (0 if none). */
-static double tokens_at(const scenario_cfg *cfg, int s)
-{
-    double tokens = 0;
-    for (int k = 0; k < s; k++)
-        if (cfg->stages[k].path == cfg->stages[s].path && cfg->stages[k].tokens_out > 0)
-            tokens = cfg->stages[k].tokens_out;
-    return tokens;
-}
-
-/* The mean time the jitter sources add to an item's service. */
-static double jitter_mean_ms(const stage_cfg *st)
-{
-    double ms = 0, p = 1;
-    for (int k = 1; k <= st->retransmit.max_retries && st->retransmit.loss > 0; k++) {
-        p *= st->retransmit.loss;                  /* P(at least k retransmissions) */
-        ms += p * st->retransmit.rtt_ms;
-    }
-    if (st->cache_miss.prob > 0)
-        ms += st->cache_miss.prob * st->cache_miss.ms_per_token * st->cache_miss.context_tokens;
-    return ms;
-}
-
-/* A worker stage's mean service time, jitter sources included. */
-static double worker_ms_per_item(const stage_cfg *st)
-{
-    double ms = dist_mean(&st->service);
-    if (st->gop.length > 0)                        /* one I-frame per GOP */
-        ms *= (st->gop.length - 1 + st->gop.i_factor) / st->gop.length;
-    return ms + jitter_mean_ms(st);
-}
-
-/* GPU stage s: the least GPU time per item, at a full batch (a token
- * table read at the tokens a full batch carries). */
-static double gpu_ms_per_item(const scenario_cfg *cfg, int s)
-{
-    const stage_cfg *st = &cfg->stages[s];
-    double x = st->table.by_tokens ? st->max_batch * tokens_at(cfg, s) : st->max_batch;
-    double ms = st->has_table ? cfg_table_ms(&st->table, x) : dist_mean(&st->service);
-    return ms / st->max_batch + jitter_mean_ms(st);
-}
-
-static int pool_of(const scenario_cfg *cfg, int s)
-{
-    for (int k = 0; k < cfg->cluster.npools; k++)
-        if (cfg->cluster.pools[k].stage_mask >> s & 1)
-            return k;
-    return -1;
-}
-
 double run_offered_load(const scenario_cfg *cfg, int s)
 {
-    const stage_cfg *st = &cfg->stages[s];
-    if (st->on != RES_GPU)
-        return stage_rate_hz(cfg, s) * worker_ms_per_item(st) / 1000.0 / st->servers;
-    /* A GPU stage shares its GPUs with the other stages of its pool: the
-     * load is theirs together, at full batches (a lower bound). */
-    int pool = pool_of(cfg, s);
-    int ngpus = pool >= 0 ? cfg->cluster.pools[pool].gpus : cfg->cluster.gpus;
-    double load = 0;
-    for (int t = 0; t < cfg->nstages; t++)
-        if (cfg->stages[t].on == RES_GPU && pool_of(cfg, t) == pool)
-            load += stage_rate_hz(cfg, t) * gpu_ms_per_item(cfg, t) / 1000.0;
-    return load / ngpus;
+    return load_offered(cfg, s);
 }
 
 /* A pilot replication (its own random streams) feeds MSER-5. */
@@ -468,7 +394,7 @@ static int pick_warmup(const scenario_cfg *cfg, run_result *res, char *err, size
         res->mser = mser_compute(&m);
         res->warmup_ms = res->mser.t_trunc;
         res->events += rs.events;
-        if (!res->mser.settled)
+        if (!res->mser.settled && rs.growth.kind == PIPE_STABLE)   /* else: the verdict says why */
             warn(res, "warmup: auto: MSER-5 found no steady state in the %.0f s pilot run "
                       "(the best truncation is batch %zu of %zu, the most MSER may cut); "
                       "lengthen duration_s or set warmup_s",
@@ -493,6 +419,43 @@ static stats_ci sla_value(const scenario_cfg *cfg, const run_result *res, const 
     return q == 50 ? e->p50 : q == 90 ? e->p90 : q == 95 ? e->p95 : q == 99 ? e->p99 : e->p999;
 }
 
+/* The stability verdict, from the first replication that stopped early. */
+static void verdict(const scenario_cfg *cfg, const rep_digest *dig, int n, run_result *res)
+{
+    run_verdict *v = &res->verdict;
+    memset(v, 0, sizeof *v);
+    v->stable = true;
+    v->stage = v->rep = -1;
+    for (int r = n - 1; r >= 0; r--)
+        if (dig[r].growth.kind != PIPE_STABLE) {
+            v->unstable_reps++;
+            v->rep = r;
+        }
+    if (v->rep < 0)
+        return;
+    const pipe_growth *g = &dig[v->rep].growth;
+    v->stable = false;
+    v->stage = g->stage;
+    v->t_stop_s = g->t_stop_s;
+    v->offered_load = run_offered_load(cfg, g->stage);
+    const char *name = cfg->stages[g->stage].name;
+    char stop[96];
+    snprintf(stop, sizeof stop, "stopped at t=%.4g s (%d of %d replication%s)", g->t_stop_s,
+             v->unstable_reps, n, n == 1 ? "" : "s");
+    if (g->kind == PIPE_GREW)
+        snprintf(v->reason, sizeof v->reason,
+                 "%s queue grew from %.4g to %.4g waiting items between t=%.4g s and t=%.4g s "
+                 "(%+.3g items/s), rising in each of 4 successive windows; %s; "
+                 "offered load %.3g x capacity",
+                 name, g->q_from, g->q_to, g->t_from_s, g->t_to_s,
+                 (g->q_to - g->q_from) / (g->t_to_s - g->t_from_s), stop, v->offered_load);
+    else
+        snprintf(v->reason, sizeof v->reason,
+                 "%s queue reached %.0f waiting items, the limit on items in flight (%u); %s; "
+                 "offered load %.3g x capacity",
+                 name, g->q_to, PIPE_MAX_IN_FLIGHT, stop, v->offered_load);
+}
+
 /* SLA verdicts and cost. */
 static void judge(const scenario_cfg *cfg, run_result *res)
 {
@@ -506,7 +469,7 @@ static void judge(const scenario_cfg *cfg, run_result *res)
         v->line = &cfg->sla[k];
         v->value = sla_value(cfg, res, v->line);
         double upper = isfinite(v->value.hi) ? v->value.hi : v->value.mean;
-        v->pass = upper <= v->line->ms;
+        v->pass = upper <= v->line->ms && res->verdict.stable;   /* no SLA without a steady state */
     }
 }
 
@@ -550,7 +513,9 @@ int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
         int threads = opts && opts->threads > 0 ? opts->threads : rep_default_threads();
         rc = rep_run_all(n, threads, run_one, &c, opts ? opts->progress : NULL,
                          opts ? opts->pctx : NULL);
-        if (rc != 0) {
+        if (rc != 0 && stop_requested()) {
+            rc = RUN_INTERRUPTED;
+        } else if (rc != 0) {
             int bad = 0;
             while (bad < n - 1 && !c.errs[bad][0])
                 bad++;
@@ -558,6 +523,7 @@ int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
                      c.errs[bad][0] ? c.errs[bad] : "could not start worker threads");
         } else {
             reduce(cfg, c.dig, n, res);
+            verdict(cfg, c.dig, n, res);
             judge(cfg, res);
             if (cfg->canary.nsteps > 0 && !(res->canary = malloc((size_t)n * sizeof *res->canary))) {
                 snprintf(err, errlen, "out of memory for %d canary records", n);
@@ -566,6 +532,10 @@ int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
             for (int r = 0; res->canary && r < n; r++)
                 res->canary[r] = c.dig[r].canary;
         }
+    }
+    if (rc != 0 && stop_requested()) {
+        rc = RUN_INTERRUPTED;
+        snprintf(err, errlen, "interrupted");
     }
     if (c.dig)
         for (int r = 0; r < n; r++)

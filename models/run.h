@@ -61,9 +61,23 @@ typedef struct {
     bool pass;
 } sla_verdict;
 
+/* Is the system stable? Unstable when some replication stopped early
+ * because a queue grew without bound (pipeline.h: pipe_growth); the figures
+ * then describe a transient up to the stops, and every SLA line fails. */
+typedef struct {
+    bool stable;
+    int stage;                   /* unstable: the stage whose queue grew (first such replication) */
+    int rep;                     /* ... that replication */
+    int unstable_reps;           /* replications that stopped early */
+    double t_stop_s;             /* when that replication stopped */
+    double offered_load;         /* run_offered_load of the stage */
+    char reason[384];            /* e.g. "encode queue grew from ... ; offered load 1.3 x capacity" */
+} run_verdict;
+
 typedef struct {
     const scenario_cfg *cfg;
     int nrep;
+    run_verdict verdict;
     double warmup_ms;            /* the warm-up used */
     bool warmup_auto;
     mser_result mser;            /* when warmup_auto */
@@ -116,7 +130,12 @@ typedef struct {
     void *pctx;
 } run_opts;
 
-/* 0, or -1 with a message (out of memory, an unstable run). */
+/* run_scenario's return when a SIGINT or SIGTERM asked to stop (sim/stop.h). */
+#define RUN_INTERRUPTED (-2)
+
+/* 0 (an unstable system is a result: res->verdict), -1 with a message (out
+ * of memory, too many items in flight outside an unbounded queue), or
+ * RUN_INTERRUPTED. */
 int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
                  char *err, size_t errlen);
 void run_result_free(run_result *res);

@@ -25,6 +25,7 @@
 #include "sim/out.h"
 #include "sim/rep.h"
 #include "sim/rng.h"
+#include "sim/stop.h"
 
 #define POINT_FORMAT 1           /* "vlsim_sweep_point": the point file's format */
 #define MSG 1024                 /* message buffers */
@@ -473,7 +474,7 @@ static char *csv_header(const scenario_cfg *cfg, const sweep_axis *axes, int nax
         snprintf(col, sizeof col, "p99_%s", cfg->stages[s].name);
         sweep_csv_field(f, col);
     }
-    fputs(",drop_rate,gpu_util,cost_per_stream_hour,sla_pass", f);
+    fputs(",drop_rate,gpu_util,cost_per_stream_hour,sla_pass,stable", f);
     if (fclose(f) != 0) {
         free(buf);
         return NULL;
@@ -538,6 +539,7 @@ static char *csv_row(const run_result *r, const sweep_axis *axes, int naxes, con
             pass = pass && r->sla[k].pass;
         fputc(pass ? '1' : '0', f);
     }
+    fputs(r->verdict.stable ? ",1" : ",0", f);  /* 0: a queue grew without bound (run.h) */
     if (fclose(f) != 0) {
         free(buf);
         return NULL;
@@ -846,6 +848,7 @@ typedef struct {
     int nstages;
     int *todo;                   /* the points this call runs */
     int ntodo;
+    int ndone;                   /* of them, finished (their files written) */
     pthread_mutex_t lock;
     int fail_idx;                /* lowest failing index (of the current batch), or -1 */
     int fail_code;
@@ -994,8 +997,8 @@ static int write_point(const sweep_ctx *c, int p, const run_result *r, const cha
         return -1;
     }
     FILE *f = o.f;
-    fprintf(f, "{\n  \"vlsim_sweep_point\": %d,\n  \"point\": %d,\n  \"scenario\": ",
-            POINT_FORMAT, p);
+    fprintf(f, "{\n  \"vlsim_sweep_point\": %d,\n  \"point\": %d,\n  \"stable\": %s,\n"
+               "  \"scenario\": ", POINT_FORMAT, p, r->verdict.stable ? "true" : "false");
     json_string(f, c->scn_abs);
     fputs(",\n  \"scenario_fnv1a64\": ", f);
     json_string(f, c->fnv);
@@ -1061,7 +1064,14 @@ static int run_point(const sweep_ctx *c, int p, int *code, char *msg, size_t msg
     run_result res;
     char rerr[MSG] = "";
     *code = SWEEP_FAIL;
-    if (run_scenario(&cfg, &ro, &res, rerr, sizeof rerr) != 0) {
+    int rrc = run_scenario(&cfg, &ro, &res, rerr, sizeof rerr);
+    if (rrc == RUN_INTERRUPTED) {                 /* abandoned: no point file */
+        *code = SWEEP_INTERRUPTED;
+        snprintf(msg, msglen, "interrupted");
+        cfg_free(&cfg);
+        return 1;
+    }
+    if (rrc != 0) {
         char name[512];
         point_name(c, p, name, sizeof name);
         fmt_err(msg, msglen, "%s: %s", name, rerr);
@@ -1082,15 +1092,23 @@ static int run_point(const sweep_ctx *c, int p, int *code, char *msg, size_t msg
     return rc;
 }
 
+/* The work queue stops taking points once SIGINT or SIGTERM asked
+ * (sim/stop.h); a running point's replications see it too and give up. */
 static int run_fn(void *vc, int k)
 {
     sweep_ctx *c = vc;
     char msg[MSG];
     int code;
+    if (stop_requested())
+        return 1;
     if (run_point(c, c->todo[k], &code, msg, sizeof msg) != 0) {
-        record_fail(c, k, code, msg);
+        if (code != SWEEP_INTERRUPTED)
+            record_fail(c, k, code, msg);
         return 1;
     }
+    pthread_mutex_lock(&c->lock);
+    c->ndone++;
+    pthread_mutex_unlock(&c->lock);
     return 0;
 }
 
@@ -1416,7 +1434,12 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
             goto done;
         }
     } else if (rep_run_all(c->ntodo, jobs, run_fn, c, run_progress, c) != 0) {
-        if (c->fail_idx >= 0) {
+        if (c->fail_idx < 0 && stop_requested()) {
+            fmt_err(err, errlen, "interrupted: %d of %d points are finished and kept in %s; "
+                    "run the same command with --resume to finish the others",
+                    c->pts.npoints - c->ntodo + c->ndone, c->pts.npoints, c->pdir);
+            rc = SWEEP_INTERRUPTED;
+        } else if (c->fail_idx >= 0) {
             fmt_err(err, errlen, "%s", c->fail_msg);
             rc = c->fail_code;
         } else {

@@ -10,7 +10,9 @@
  * gives the same bytes as an uninterrupted one.
  *
  * This module never prints and never exits: messages go to err, progress
- * to a callback. It keeps no global mutable state. It writes only under the
+ * to a callback. It keeps no global mutable state (it only polls the stop
+ * flag of sim/stop.h, set by SIGINT/SIGTERM: the work queue takes no new
+ * point once it is set, and running points give up without a file). It writes only under the
  * sweep's directory, and refuses a directory holding files that are not a
  * sweep's. */
 #ifndef VL_SWEEP_H
@@ -22,8 +24,10 @@
 #include <stdio.h>
 #include "models/config.h"
 
-/* Return codes of sweep_run and sweep_capacity. */
-enum { SWEEP_OK = 0, SWEEP_FAIL = -1, SWEEP_BAD_INPUT = -2 };
+/* Return codes of sweep_run and sweep_capacity. SWEEP_INTERRUPTED: SIGINT
+ * or SIGTERM (sim/stop.h) stopped sweep_run; finished points are kept,
+ * running ones abandoned without a file, results.csv not written. */
+enum { SWEEP_OK = 0, SWEEP_FAIL = -1, SWEEP_BAD_INPUT = -2, SWEEP_INTERRUPTED = -3 };
 
 /* Points are numbered 0..99999 (file names NNNNN.json). */
 #define SWEEP_MAX_POINTS 100000
@@ -98,6 +102,8 @@ void sweep_csv_field(FILE *f, const char *s);
  *   gpu_util                       mean utilization over the GPUs (empty without a cluster)
  *   cost_per_stream_hour           $ (empty without periodic streams and a cluster)
  *   sla_pass                       1 when every SLA line passes, else 0 (empty: no lines)
+ *   stable                         1, or 0 when a queue grew without bound (run.h:
+ *                                  run_verdict; every SLA line then fails)
  * Numbers use "%.10g"; NaN (a CI with one replication) is an empty field. */
 
 /* A directory entry a sweep may find in its DIR: "points" (a directory),
@@ -161,9 +167,9 @@ typedef struct {
  * Leftover temporaries of a killed run are removed.
  *
  * Point files, DIR/points/NNNNN.json (5 digits), hold one JSON object:
- *   {"vlsim_sweep_point": 1, "point": N, "scenario": "<the scenario's absolute
- *    path>", "scenario_fnv1a64": "<hex of the scenario file's bytes>",
- *    "options": {"replications": "3", "duration_s": ""},
+ *   {"vlsim_sweep_point": 1, "point": N, "stable": true|false, "scenario": "<the
+ *    scenario's absolute path>", "scenario_fnv1a64": "<hex of the scenario file's
+ *    bytes>", "options": {"replications": "3", "duration_s": ""},
  *    "axes": {"<key>": "<value>", ...}, "csv_header": "<results.csv header>",
  *    "csv_row": "<this point's results.csv row>", "result": <the run's JSON
  *    as `vlsim run --json` writes it, with wall_s 0>}

@@ -103,5 +103,9 @@ void cfg_free(scenario_cfg *c)
         dist_free(&c->stages[i].jitter);
     }
     free(c->stages);
+    free(c->profile.trace_t);            /* fleet (issue 6) */
+    free(c->profile.trace_n);
+    dist_free(&c->profile.session);
+    dist_free(&c->autoscale.cold_start);
     memset(c, 0, sizeof *c);
 }

@@ -140,6 +140,10 @@ static void stats_reset(pipe_t *p, double now)
     p->t_reset = now;
     gpu_reset(p, now);
     ctl_reset(p, now);
+    if (p->prof)
+        prof_reset(p, now);
+    if (p->asc)
+        asc_reset(p, now);
 }
 
 /* ---- moving items on -------------------------------------------------- */
@@ -151,6 +155,8 @@ void pipe_drop(pipe_t *p, uint32_t i)
     } else {
         p->out->dropped++;
         ctl_frame_dropped(p);
+        if (p->asc)
+            asc_frame(p, -1.0, 0.0);
     }
     item_free(p, i);
 }
@@ -298,6 +304,8 @@ static void release(pipe_t *p, int s, uint32_t i, double now)
     } else {
         o->completed++;
         ctl_frame_done(p, e2e);
+        if (p->asc)
+            asc_frame(p, e2e, now);
         hist_record(&o->e2e, e2e);
         count_bucket(o->e2e_le, p->cfg->buckets_ms, p->cfg->nbuckets, e2e);
         if (p->pilot)
@@ -402,6 +410,10 @@ static int schedule_arrival(pipe_t *p, uint32_t j, double now)
     double t;
     if (w->arrival == ARRIVAL_POISSON) {
         t = now + dist_exp_draw(p->arr_rng, p->interarrival_ms);
+    } else if (p->prof) {
+        if (!prof_frame_due(p, j, now))
+            return 0;                /* the session is over: its slot is free */
+        t = periodic_time(p, j);
     } else {
         if (j >= (uint32_t)w->streams) {
             double at = w->surge_at_s * 1000.0, end = at + w->surge_for_s * 1000.0;
@@ -414,6 +426,11 @@ static int schedule_arrival(pipe_t *p, uint32_t j, double now)
         t = periodic_time(p, j);
     }
     return ev_push(&p->evq, t, EV_ARRIVE, j, 0);
+}
+
+int pipe_source_start(pipe_t *p, uint32_t j, double now)
+{
+    return schedule_arrival(p, j, now);
 }
 
 static void arrive(pipe_t *p, uint32_t j, double now)
@@ -462,7 +479,13 @@ static void query(pipe_t *p, double now)
         pipe_fail(p, "out of memory growing the event list");
         return;
     }
-    uint32_t stream = (uint32_t)gsl_rng_uniform_int(p->query_rng, (unsigned long)w->streams);
+    uint32_t stream = 0;
+    if (p->prof) {
+        if (!prof_query_stream(p, p->query_rng, &stream))
+            return;                      /* thinned: no session in that slot */
+    } else {
+        stream = (uint32_t)gsl_rng_uniform_int(p->query_rng, (unsigned long)w->streams);
+    }
     int proactive = gsl_rng_uniform(p->query_rng) * (w->queries_per_min + w->proactive_per_min)
                     < w->proactive_per_min;
     uint32_t i = item_new(p, now);
@@ -504,6 +527,8 @@ int pipe_stats_init(rep_stats *s, const scenario_cfg *cfg)
     int bad = hist_init(&s->e2e) | hist_init(&s->response);
     s->series = malloc(PIPE_MAX_SERIES * sizeof *s->series);
     bad |= !s->series;
+    if (cfg->profile.kind != PROFILE_NONE || cfg->autoscale.on)
+        bad |= hist_init(&s->fleet.spike);
     for (int k = 0; k < cfg->nstages; k++) {
         stage_stats *st = &s->stage[k];
         bad |= hist_init(&st->wait) | hist_init(&st->service) | hist_init(&st->sojourn);
@@ -535,6 +560,7 @@ void pipe_stats_free(rep_stats *s)
         free(s->gpu[g].busy_ms);
     hist_free(&s->e2e);
     hist_free(&s->response);
+    hist_free(&s->fleet.spike);
     free(s->series);
     s->series = NULL;
     free(s->stage);
@@ -546,6 +572,8 @@ void pipe_stats_free(rep_stats *s)
 
 static void pipe_free(pipe_t *p)
 {
+    asc_free(p);
+    prof_free(p);
     gpu_free(p);
     ctl_free(p);
     if (p->stn)
@@ -623,9 +651,15 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
     p->place_salt = rng_stream_seed(cfg->seed, rep, 0x91ace5u);
     if (gpu_setup(p) != 0 || ctl_setup(p) != 0)
         return -1;
+    if (cfg->profile.kind != PROFILE_NONE || cfg->autoscale.on) {
+        int arc = asc_setup(p, rep);     /* -2: a message in err */
+        if (arc != 0)
+            return arc;
+    }
     double per_min = w->arrival == ARRIVAL_PERIODIC ? w->queries_per_min + w->proactive_per_min : 0;
     if (per_min > 0 && p->first_response >= 0) {
-        p->query_gap_ms = 60000.0 / (per_min * w->streams);
+        double nq = cfg->profile.kind != PROFILE_NONE ? (double)prof_initial_slots(cfg) : (double)w->streams;
+        p->query_gap_ms = 60000.0 / (per_min * nq);
         p->query_rng = rng_stream(cfg->seed, rep, STREAM_QUERIES);
         if (!p->query_rng
             || ev_push(&p->evq, dist_exp_draw(p->query_rng, p->query_gap_ms), EV_QUERY, 0, 0) != 0)
@@ -644,6 +678,8 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
     }
     if (!p->arr_rng)
         return -1;
+    if (cfg->profile.kind != PROFILE_NONE)   /* sessions instead of fixed streams */
+        return prof_setup(p, rep) != 0 || prof_start(p) != 0 ? -1 : 0;
     for (int j = 0; j < nsrc; j++) {
         if (w->arrival == ARRIVAL_PERIODIC && w->phase == PHASE_RANDOM)
             p->phase[j] = gsl_rng_uniform(p->arr_rng) * p->period_ms;
@@ -691,6 +727,8 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
         case EV_GPU_DONE: gpu_done(&p, (int)e.a, now); continue;
         case EV_GPU_WAKE: gpu_wake(&p, (int)e.a, now); continue;
         case EV_CONTROL:  ctl_tick(&p, now); continue;
+        case EV_SESSION:  prof_event(&p, e.a, e.b, now); continue;
+        case EV_GPU_READY: asc_ready(&p, e.a, now); continue;
         case EV_WARMUP:   stats_reset(&p, now); continue;
         default:          break;                     /* EV_END */
         }
@@ -705,6 +743,10 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
     }
     gpu_close(&p, t_end);
     ctl_close(&p, t_end);
+    if (p.prof)
+        prof_close(&p, t_end);
+    if (p.asc)
+        asc_close(&p, t_end);
     int failed = p.failed;
     pipe_free(&p);
     return failed ? -1 : 0;

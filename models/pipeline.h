@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 #include "models/config.h"
+#include "models/fleet.h"
 #include "sim/hist.h"
 #include "sim/mser.h"
 
@@ -94,6 +95,7 @@ typedef struct {
     uint64_t alert_count[ALERT_NRULES];   /* firings in the measured window */
     double window_ms;           /* the measured window */
     uint64_t peak_in_flight;    /* most items in the system at once */
+    fleet_stats fleet;          /* profile and autoscaling (fleet.h) */
 } rep_stats;
 
 /* Allocate the statistics for cfg (histograms included). 0 or -1. */

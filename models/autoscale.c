@@ -403,6 +403,7 @@ void asc_close(pipe_t *p, double t_end)
     struct asc_state *s = p->asc;
     fleet_stats *f = &p->out->fleet;
     account(p, t_end);
+    close_windows(p, t_end);             /* a window that ends with the run counts */
     double window = t_end - p->t_reset;
     f->billed_gpu_ms = tw_mean(&s->billed, t_end) * window;
     f->serving_gpu_ms = tw_mean(&s->serving_tw, t_end) * window;

@@ -28,9 +28,10 @@
  * number, phase, the sampler's per-stream state); a slot is reused once its
  * session ends, and the slot arrays grow only when more sessions are in
  * progress than ever before, so memory follows the peak concurrency. A
- * session ends when its next frame would fall at or after its end (its
- * last frame's arrival), and it gets an id of its own (placement hashes
- * it). This file never prints; it works on the pipeline's state through
+ * session emits the frames whose nominal times fall before its end; it
+ * ends (an event) at its end, or at its last frame if jitter made that one
+ * later, and only then is its slot free. Each session has an id of its own
+ * (placement hashes it). This file never prints; it works on the pipeline's state through
  * pipe_int.h. */
 #include "models/profile.h"
 #include <math.h>
@@ -170,7 +171,7 @@ struct prof_state {
     int peak;
 };
 
-enum { SESS_CANDIDATE, SESS_JUMP };
+enum { SESS_CANDIDATE, SESS_JUMP, SESS_END };
 
 /* The sampler keeps per-stream scene-change state at this stage. */
 static int has_scenes(const stage_cfg *c)
@@ -272,13 +273,23 @@ int prof_frame_due(pipe_t *p, uint32_t j, double now)
     struct prof_state *s = p->prof;
     if (p->phase[j] + (double)p->frame_no[j] * p->period_ms < s->end_ms[j])
         return 1;
-    s->live[j] = 0;                      /* the session is over: free its slot */
+    /* no more frames: the session ends at its end (or now, if a late frame
+     * arrived after it), and only then is its slot free */
+    double at = s->end_ms[j] > now ? s->end_ms[j] : now;
+    if (ev_push(&p->evq, at, EV_SESSION, SESS_END, j) != 0)
+        pipe_fail(p, "out of memory growing the event list");
+    return 0;
+}
+
+static void end_session(pipe_t *p, uint32_t j, double now)
+{
+    struct prof_state *s = p->prof;
+    s->live[j] = 0;
     s->nactive--;
     tw_set(&s->conc, now, s->nactive);
     if (p->asc)
         asc_session_end(p, j);
     s->free_stack[s->nfree++] = j;
-    return 0;
 }
 
 /* Schedule the next session event after t (s): a thinning candidate on the
@@ -324,6 +335,10 @@ void prof_event(pipe_t *p, uint32_t what, uint64_t arg, double now)
 {
     struct prof_state *s = p->prof;
     double t = now / 1000.0;
+    if (what == SESS_END) {
+        end_session(p, (uint32_t)arg, now);
+        return;
+    }
     if (what == SESS_CANDIDATE) {
         if (gsl_rng_uniform(s->rng) * s->bound < prof_rate(&s->curve, t, s->mean_s)
             && start_session(p, now, 0) != 0)

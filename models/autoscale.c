@@ -430,6 +430,7 @@ void asc_digest(const scenario_cfg *cfg, const fleet_stats *f, double window_ms,
     d->warm_joins_per_h = (double)f->warm_joins / hours;
     d->idle_share = f->billed_gpu_ms > 0 ? (f->billed_gpu_ms - f->busy_gpu_ms) / f->billed_gpu_ms : 0;
     d->warm_gpu_h = f->warm_gpu_ms / 3.6e6;
+    d->wasted_gpu_h = (f->billed_gpu_ms - f->busy_gpu_ms) / 3.6e6;
     d->sessions = f->sessions;
     d->ups = f->ups;
     d->downs = f->downs;
@@ -452,6 +453,7 @@ void asc_reduce(const fleet_digest *d, int n, fleet_est *e)
     e->mean_sessions = FCOL(d, n, mean_sessions);
     e->cold_starts_per_h = FCOL(d, n, cold_starts_per_h);
     e->idle_share = FCOL(d, n, idle_share);
+    e->wasted_gpu_h = FCOL(d, n, wasted_gpu_h);
     double *col = malloc((size_t)(n > 0 ? n : 1) * sizeof *col);
     int k = 0;
     e->warm_gpu_h = 0;

@@ -39,6 +39,7 @@ static const char *USAGE =
     "  compare A B   A/B by same-frame replay: paired against unpaired CIs\n"
     "  sla FILE      an SLA proposal (Markdown): budget table, cost of stricter targets\n"
     "  whatif FILE   stage speedups: Amdahl's prediction beside the re-simulated result\n"
+    "  warmpool FILE size the warm pool of an autoscaled scenario\n"
     "  help          show this text\n"
     "\n"
     "options:\n"
@@ -437,6 +438,8 @@ int cli_main(int argc, char **argv)
         return cli_sla(argc - 2, argv + 2);
     if (!strcmp(cmd, "whatif"))
         return cli_whatif(argc - 2, argv + 2);
+    if (!strcmp(cmd, "warmpool"))
+        return cli_warmpool(argc - 2, argv + 2);
     fprintf(stderr, "vlsim: unknown command '%s' (see vlsim --help)\n", cmd);
     return CLI_BAD_INPUT;
 }

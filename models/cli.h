@@ -38,5 +38,7 @@ int cli_plot(int argc, char **argv);
 int cli_compare(int argc, char **argv);
 int cli_sla(int argc, char **argv);
 int cli_whatif(int argc, char **argv);
+/* vlsim warmpool (cli_warmpool.c) */
+int cli_warmpool(int argc, char **argv);
 
 #endif

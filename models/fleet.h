@@ -65,6 +65,7 @@ typedef struct {
     double cold_starts_per_h, warm_joins_per_h;
     double idle_share;                   /* billed GPU-time not running batches / billed */
     double warm_gpu_h;
+    double wasted_gpu_h;                 /* billed GPU-hours not running batches */
     uint64_t sessions, ups, downs, cold_starts, warm_joins, windows, viol_windows;
     int peak_sessions;
 } fleet_digest;
@@ -72,7 +73,7 @@ typedef struct {
 typedef struct {
     int on, scaling;
     stats_ci billed_gpus, serving_gpus, cost_usd, viol_min_per_day, spike_p99;
-    stats_ci mean_sessions, cold_starts_per_h, idle_share;
+    stats_ci mean_sessions, cold_starts_per_h, idle_share, wasted_gpu_h;
     double warm_gpu_h;                   /* mean per replication */
     double cold_start_rate;              /* cold starts / GPUs added, all replications */
     uint64_t sessions, ups, downs, cold_starts, warm_joins, windows, viol_windows;

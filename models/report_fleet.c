@@ -102,6 +102,7 @@ void report_fleet_json(jw_t *w, const run_result *r)
     jw_num(w, "cold_start_rate", e->cold_start_rate);
     json_ci(w, "cold_starts_per_hour", &e->cold_starts_per_h);
     json_ci(w, "idle_share", &e->idle_share);
+    json_ci(w, "wasted_gpu_hours", &e->wasted_gpu_h);
     jw_num(w, "warm_pool_gpu_hours", e->warm_gpu_h);
     json_ci(w, "spike_p99_ms", &e->spike_p99);
     jw_arr_begin(w, "timeline");             /* replication 0, warm-up included */

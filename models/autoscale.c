@@ -11,8 +11,9 @@
  * last interval. "util > up.util_above for up.for_s" holds when every
  * interval of the last for_s met it: the window starts at the beginning of
  * the first interval that met it, so a step at a tick boundary is acted on
- * exactly for_s later. Then (or at once when queue_up is given and the
- * fullest GPU queue of a serving GPU is above fill_above) it adds `step`
+ * exactly for_s later. Then (or at once when queue_up is given, the
+ * fullest GPU queue of a serving GPU is above fill_above and no GPU is
+ * already starting — the starting one is the answer) it adds `step`
  * GPUs, up to max_gpus counting those still starting; "util <
  * down.util_below for down.for_s" removes `step`, down to min_gpus, never
  * while a GPU is starting. No two decisions within cooldown_s; a decision
@@ -352,7 +353,8 @@ static void decide(pipe_t *p, double now)
     if (now - s->last_action < a->cooldown_s * 1000.0 - EPS_MS)
         return;
     int total = s->serving + s->starting;
-    int queue = a->queue_fill > 0 && fullest_gpu_queue(p) > a->queue_fill;
+    /* the queue is the leading signal; a GPU already starting is its answer */
+    int queue = a->queue_fill > 0 && s->starting == 0 && fullest_gpu_queue(p) > a->queue_fill;
     int up = s->up_since >= 0 && now - s->up_since >= a->up_for_s * 1000.0 - EPS_MS;
     int down = s->down_since >= 0 && now - s->down_since >= a->down_for_s * 1000.0 - EPS_MS;
     if ((queue || up) && total < a->max_gpus) {

@@ -1,7 +1,9 @@
 /* pipe_int.h — the run-time state of one replication, shared by
  * pipeline.c (workload, worker stages, the event loop) and gpu.c (placement
- * and batching on the GPUs). Not part of any public interface: nothing
- * outside those two files may include it. */
+ * and batching on the GPUs), and by the parts of the run that act on it:
+ * control.c (the controller and alerts), profile.c (sessions) and
+ * autoscale.c (the fleet). Not part of any public interface: nothing else
+ * may include it. */
 #ifndef VL_PIPE_INT_H
 #define VL_PIPE_INT_H
 

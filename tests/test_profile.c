@@ -414,3 +414,37 @@ Test(profile, error_autoscale_without_profile)
                  "autoscale: {min_gpus: 1, max_gpus: 2, cold_start_s: {dist: constant, value: 1}}\n",
                  "7:12: autoscale: ", "needs workload.profile");
 }
+
+/* Queries follow the sessions in progress: 20 sessions (exponential, mean
+ * 60 s) held for 1800 s at 6 queries per session-minute is 6 x 20 x 30 =
+ * 3600 queries per replication (Poisson: within 4 sd over 4 replications). */
+Test(profile, queries_follow_the_sessions)
+{
+    scenario_cfg c;
+    load_ok("name: t\n"
+            "duration_s: 1800\n"
+            "replications: 4\n"
+            "workload:\n"
+            "  arrival: periodic\n"
+            "  streams: 20\n"
+            "  fps: 1\n"
+            "  queries_per_min: 6\n"
+            "  profile:\n"
+            "    steps: [{at_s: 5000, streams: 20}]\n"
+            "    session_s: {dist: exponential, mean: 60}\n"
+            "stages:\n"
+            "  - name: a\n"
+            "    servers: 1000\n"
+            "    service: {dist: constant, ms: 1}\n"
+            "  - name: response\n"
+            "    servers: 1000\n"
+            "    service: {dist: constant, ms: 1}\n", &c);
+    run_result r;
+    run(&c, 2, &r);
+    double want = 4 * 3600.0;
+    cr_expect(fabs((double)r.queries - want) < 4 * sqrt(want), "queries %llu, want %g",
+              (unsigned long long)r.queries, want);
+    cr_expect_eq(r.answered, r.queries);
+    run_result_free(&r);
+    cfg_free(&c);
+}

@@ -45,6 +45,7 @@ static const char *USAGE =
     "  whatif FILE   stage speedups: Amdahl's prediction beside the re-simulated result\n"
     "  canary FILE   how likely the canary rollout is to catch a regression, and to\n"
     "                abort a harmless variant\n"
+    "  warmpool FILE size the warm pool of an autoscaled scenario\n"
     "  help          show this text\n"
     "\n"
     "options:\n"
@@ -474,6 +475,8 @@ int cli_main(int argc, char **argv)
         return cli_whatif(argc - 2, argv + 2);
     if (!strcmp(cmd, "canary"))
         return cli_canary(argc - 2, argv + 2);
+    if (!strcmp(cmd, "warmpool"))
+        return cli_warmpool(argc - 2, argv + 2);
     fprintf(stderr, "vlsim: unknown command '%s' (see vlsim --help)\n", cmd);
     return CLI_BAD_INPUT;
 }

@@ -40,5 +40,7 @@ int cli_sla(int argc, char **argv);
 int cli_whatif(int argc, char **argv);
 /* vlsim canary (cli_canary.c). */
 int cli_canary(int argc, char **argv);
+/* vlsim warmpool (cli_warmpool.c) */
+int cli_warmpool(int argc, char **argv);
 
 #endif

@@ -114,5 +114,9 @@ void cfg_free(scenario_cfg *c)
     for (int k = 0; k < c->canary.ndists; k++)
         dist_free(&c->canary.dists[k]);
     free(c->stages);
+    free(c->profile.trace_t);            /* fleet (issue 6) */
+    free(c->profile.trace_n);
+    dist_free(&c->profile.session);
+    dist_free(&c->autoscale.cold_start);
     memset(c, 0, sizeof *c);
 }

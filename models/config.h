@@ -224,6 +224,47 @@ typedef struct {
     long min_frames;         /* judge only once the variant has this many frames in the step (10000) */
 } canary_cfg;
 
+/* ---- fleet (issue 6): traffic over time and autoscaling ----------------
+ * workload.profile makes concurrency follow a target curve: sessions start
+ * (a non-homogeneous Poisson process, models/profile.c) and end (session
+ * length drawn from `session`), each a periodic frame source like a stream.
+ * autoscale adds and removes GPUs with cold starts and a warm pool
+ * (models/autoscale.c). Both are off when kind == PROFILE_NONE / !on. */
+typedef enum { PROFILE_NONE, PROFILE_DIURNAL, PROFILE_STEPS, PROFILE_TRACE } profile_kind;
+#define CFG_MAX_PROFILE_STEPS 64
+typedef struct {
+    double at_s;             /* when the step starts (>= 0, ascending) */
+    double streams;          /* the target it reaches (>= 0) */
+    double ramp_s;           /* reached linearly over this long (0: at once) */
+} profile_step;
+
+typedef struct {
+    profile_kind kind;
+    /* diurnal: target(t) = trough + (peak - trough) (1 + cos(2 pi (t - peak_at) / period)) / 2 */
+    double peak, trough, period_s, peak_at_s;
+    /* steps: from workload.streams at t = 0, each step ramps to its streams */
+    profile_step steps[CFG_MAX_PROFILE_STEPS];
+    int nsteps;
+    /* trace: concurrent streams at times (s), linear in between, held past the ends */
+    double *trace_t, *trace_n;   /* malloc'd, ntrace >= 1, times strictly ascending */
+    int ntrace;
+    dist_t session;          /* session length (ms), required with a profile */
+} profile_cfg;
+
+typedef struct {
+    bool on;
+    int min_gpus, max_gpus;  /* 1 <= min <= max; cluster.gpus is set to max_gpus (the slots) */
+    int initial_gpus;        /* serving at t = 0: the cluster.gpus written, within [min, max] */
+    double up_util, up_for_s;      /* mean utilization of serving GPUs above this for this long */
+    double down_util, down_for_s;  /* ... below this for this long */
+    double queue_fill;       /* > 0: the fullest GPU queue above this fraction scales up at once */
+    int step;                /* GPUs added or removed per decision, >= 1 */
+    double cooldown_s;       /* no two decisions within this, >= 0 */
+    dist_t cold_start;       /* a new GPU's start-up time (ms) */
+    int warm_pool;           /* started, idle GPUs that join at once, >= 0 */
+    double sla_window_s;     /* SLA-violation windows (60: minutes) */
+} autoscale_cfg;
+
 typedef struct {
     char name[CFG_NAME_MAX];
     char path[4096];         /* the scenario file, for messages ("" if built in code) */
@@ -247,6 +288,9 @@ typedef struct {
     sweep_axis axes[CFG_MAX_AXES];   /* the scenario's sweep (vlsim run ignores it) */
     int naxes;
     canary_cfg canary;               /* canary rollout (nsteps 0: none) */
+    /* fleet (issue 6) */
+    profile_cfg profile;             /* workload.profile */
+    autoscale_cfg autoscale;
 } scenario_cfg;
 
 /* Fill the defaults that a scenario may omit (everything but stages). */

@@ -195,6 +195,8 @@ void ctl_tick(pipe_t *p, double now)
     }
     decide(p, now);
     check_alerts(p, now);
+    if (p->asc)                           /* the fleet's tick: autoscaler, SLA windows */
+        asc_tick(p, now);
     rep_stats *o = p->out;                /* the time series, before the windows move */
     if (o->series && o->nseries < PIPE_MAX_SERIES)
         o->series[o->nseries++] = (series_point){

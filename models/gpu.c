@@ -152,6 +152,13 @@ static int place(pipe_t *p, const station_t *stn, uint32_t i)
     const scenario_cfg *c = p->cfg;
     uint32_t stream = p->items[i].stream;
     int n = stn->pool_n;
+    if (p->asc) {                        /* autoscaling: the session's own GPU */
+        int g = asc_place(p, stream);
+        if (g >= 0)
+            return g;
+    }
+    if (p->prof)                         /* a profile: stream is the session's slot */
+        stream = prof_session_id(p, stream);
     if (c->cluster.placement == PLACE_HASH)
         return stn->pool_first + (int)(session_hash(stream ^ p->place_salt) % (uint64_t)n);
     if (c->workload.arrival == ARRIVAL_PERIODIC)

@@ -1,7 +1,9 @@
 /* pipe_int.h — the run-time state of one replication, shared by
  * pipeline.c (workload, worker stages, the event loop) and gpu.c (placement
- * and batching on the GPUs). Not part of any public interface: nothing
- * outside those two files may include it. */
+ * and batching on the GPUs), and by the parts of the run that act on it:
+ * control.c (the controller and alerts), profile.c (sessions) and
+ * autoscale.c (the fleet). Not part of any public interface: nothing else
+ * may include it. */
 #ifndef VL_PIPE_INT_H
 #define VL_PIPE_INT_H
 
@@ -13,7 +15,7 @@
 #include "sim/whist.h"
 
 enum { EV_ARRIVE, EV_QUERY, EV_DEPART, EV_RELEASE, EV_GPU_DONE, EV_GPU_WAKE, EV_CONTROL,
-       EV_WARMUP, EV_END, EV_CANARY };
+       EV_SESSION, EV_GPU_READY, EV_WARMUP, EV_END, EV_CANARY };
 enum { ITEM_FRAME, ITEM_QUERY };
 #define NO_ITEM UINT32_MAX
 
@@ -113,6 +115,8 @@ typedef struct {
     int defer_kicks;             /* a batch's frames are moving on: GPUs wait for all of them */
     uint64_t place_salt;         /* hash placement: this replication's session ids */
     canary_run canary;           /* the canary rollout (canary.c) */
+    struct prof_state *prof;     /* workload.profile: the session process (profile.c) */
+    struct asc_state *asc;       /* profile or autoscale: the fleet (autoscale.c) */
 } pipe_t;
 
 /* pipeline.c */
@@ -159,6 +163,38 @@ static inline void ctl_frame_dropped(pipe_t *p)
     p->ctl.slot_drop[p->ctl.acur]++;
     p->ctl.win_drop++;
 }
+
+/* pipeline.c: start periodic source j (schedule its next frame) */
+int pipe_source_start(pipe_t *p, uint32_t j, double now);
+
+/* profile.c (fleet, issue 6). With a profile, items[].stream and the
+ * per-source arrays (frame_no, phase, scene state) are indexed by the
+ * session's slot; prof_session_id gives the session's own id. */
+uint32_t prof_initial_slots(const scenario_cfg *cfg);
+int prof_setup(pipe_t *p, uint32_t rep);
+int prof_start(pipe_t *p);
+void prof_free(pipe_t *p);
+void prof_reset(pipe_t *p, double now);
+void prof_close(pipe_t *p, double t_end);
+void prof_event(pipe_t *p, uint32_t what, uint64_t arg, double now);
+int prof_frame_due(pipe_t *p, uint32_t j, double now);
+uint32_t prof_session_id(const pipe_t *p, uint32_t j);
+int prof_query_stream(pipe_t *p, gsl_rng *r, uint32_t *stream);
+uint32_t prof_slots(const pipe_t *p);
+int *prof_gpu_map(pipe_t *p);
+const uint8_t *prof_live_map(const pipe_t *p);
+
+/* autoscale.c (fleet, issue 6) */
+int asc_setup(pipe_t *p, uint32_t rep);
+void asc_free(pipe_t *p);
+void asc_reset(pipe_t *p, double now);
+void asc_close(pipe_t *p, double t_end);
+void asc_tick(pipe_t *p, double now);
+void asc_ready(pipe_t *p, uint32_t what, double now);
+void asc_session_start(pipe_t *p, uint32_t j, double now);
+void asc_session_end(pipe_t *p, uint32_t j);
+int asc_place(const pipe_t *p, uint32_t j);
+void asc_frame(pipe_t *p, double e2e, double now);   /* e2e < 0: dropped */
 
 /* gpu.c */
 int gpu_setup(pipe_t *p);

@@ -143,6 +143,10 @@ static void stats_reset(pipe_t *p, double now)
     p->t_reset = now;
     gpu_reset(p, now);
     ctl_reset(p, now);
+    if (p->prof)
+        prof_reset(p, now);
+    if (p->asc)
+        asc_reset(p, now);
 }
 
 /* ---- moving items on -------------------------------------------------- */
@@ -155,6 +159,8 @@ void pipe_drop(pipe_t *p, uint32_t i)
         p->out->dropped++;
         ctl_frame_dropped(p);
         canary_dropped(&p->canary, p->items[i].arm);
+        if (p->asc)
+            asc_frame(p, -1.0, 0.0);
     }
     item_free(p, i);
 }
@@ -315,6 +321,8 @@ static void release(pipe_t *p, int s, uint32_t i, double now)
         ctl_frame_done(p, e2e);
         if (canary_completed(&p->canary, it->arm, e2e))
             canary_tick(p, now);
+        if (p->asc)
+            asc_frame(p, e2e, now);
         hist_record(&o->e2e, e2e);
         count_bucket(o->e2e_le, p->cfg->buckets_ms, p->cfg->nbuckets, e2e);
         if (p->pilot)
@@ -419,6 +427,10 @@ static int schedule_arrival(pipe_t *p, uint32_t j, double now)
     double t;
     if (w->arrival == ARRIVAL_POISSON) {
         t = now + dist_exp_draw(p->arr_rng, p->interarrival_ms);
+    } else if (p->prof) {
+        if (!prof_frame_due(p, j, now))
+            return 0;                /* the session is over: its slot is free */
+        t = periodic_time(p, j);
     } else {
         if (j >= (uint32_t)w->streams) {
             double at = w->surge_at_s * 1000.0, end = at + w->surge_for_s * 1000.0;
@@ -431,6 +443,11 @@ static int schedule_arrival(pipe_t *p, uint32_t j, double now)
         t = periodic_time(p, j);
     }
     return ev_push(&p->evq, t, EV_ARRIVE, j, 0);
+}
+
+int pipe_source_start(pipe_t *p, uint32_t j, double now)
+{
+    return schedule_arrival(p, j, now);
 }
 
 static void arrive(pipe_t *p, uint32_t j, double now)
@@ -454,7 +471,9 @@ static void arrive(pipe_t *p, uint32_t j, double now)
     p->items[i].stream = stream;
     p->items[i].tokens = 0;
     p->items[i].kind = ITEM_FRAME;
-    p->items[i].arm = (uint8_t)canary_arm(&p->canary, stream);   /* sticky per session */
+    /* sticky per session; with a profile, stream is a reused slot and the
+     * session has its own id */
+    p->items[i].arm = (uint8_t)canary_arm(&p->canary, p->prof ? prof_session_id(p, stream) : stream);
     canary_arrived(&p->canary, p->items[i].arm);
     p->out->arrivals++;
     ctl_frame_arrived(p);
@@ -481,7 +500,13 @@ static void query(pipe_t *p, double now)
         pipe_fail(p, "out of memory growing the event list");
         return;
     }
-    uint32_t stream = (uint32_t)gsl_rng_uniform_int(p->query_rng, (unsigned long)w->streams);
+    uint32_t stream = 0;
+    if (p->prof) {
+        if (!prof_query_stream(p, p->query_rng, &stream))
+            return;                      /* thinned: no session in that slot */
+    } else {
+        stream = (uint32_t)gsl_rng_uniform_int(p->query_rng, (unsigned long)w->streams);
+    }
     int proactive = gsl_rng_uniform(p->query_rng) * (w->queries_per_min + w->proactive_per_min)
                     < w->proactive_per_min;
     uint32_t i = item_new(p, now);
@@ -617,6 +642,8 @@ int pipe_stats_init(rep_stats *s, const scenario_cfg *cfg)
     int bad = hist_init(&s->e2e) | hist_init(&s->response);
     s->series = malloc(PIPE_MAX_SERIES * sizeof *s->series);
     bad |= !s->series;
+    if (cfg->profile.kind != PROFILE_NONE || cfg->autoscale.on)
+        bad |= hist_init(&s->fleet.spike);
     for (int k = 0; k < cfg->nstages; k++) {
         stage_stats *st = &s->stage[k];
         bad |= hist_init(&st->wait) | hist_init(&st->service) | hist_init(&st->sojourn);
@@ -648,6 +675,7 @@ void pipe_stats_free(rep_stats *s)
         free(s->gpu[g].busy_ms);
     hist_free(&s->e2e);
     hist_free(&s->response);
+    hist_free(&s->fleet.spike);
     free(s->series);
     s->series = NULL;
     free(s->stage);
@@ -659,6 +687,8 @@ void pipe_stats_free(rep_stats *s)
 
 static void pipe_free(pipe_t *p)
 {
+    asc_free(p);
+    prof_free(p);
     gpu_free(p);
     ctl_free(p);
     canary_free(&p->canary);
@@ -740,9 +770,15 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
         return -1;
     if (gpu_setup(p) != 0 || ctl_setup(p) != 0)
         return -1;
+    if (cfg->profile.kind != PROFILE_NONE || cfg->autoscale.on) {
+        int arc = asc_setup(p, rep);     /* -2: a message in err */
+        if (arc != 0)
+            return arc;
+    }
     double per_min = w->arrival == ARRIVAL_PERIODIC ? w->queries_per_min + w->proactive_per_min : 0;
     if (per_min > 0 && p->first_response >= 0) {
-        p->query_gap_ms = 60000.0 / (per_min * w->streams);
+        double nq = cfg->profile.kind != PROFILE_NONE ? (double)prof_initial_slots(cfg) : (double)w->streams;
+        p->query_gap_ms = 60000.0 / (per_min * nq);
         p->query_rng = rng_stream(cfg->seed, rep, STREAM_QUERIES);
         if (!p->query_rng
             || ev_push(&p->evq, dist_exp_draw(p->query_rng, p->query_gap_ms), EV_QUERY, 0, 0) != 0)
@@ -761,6 +797,8 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
     }
     if (!p->arr_rng)
         return -1;
+    if (cfg->profile.kind != PROFILE_NONE)   /* sessions instead of fixed streams */
+        return prof_setup(p, rep) != 0 || prof_start(p) != 0 ? -1 : 0;
     for (int j = 0; j < nsrc; j++) {
         if (w->arrival == ARRIVAL_PERIODIC && w->phase == PHASE_RANDOM)
             p->phase[j] = gsl_rng_uniform(p->arr_rng) * p->period_ms;
@@ -830,6 +868,8 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
             if (!growth_tick(&p, &stab, level, now))
                 continue;
             break;                                   /* a queue grows without bound: stop */
+        case EV_SESSION:  prof_event(&p, e.a, e.b, now); continue;
+        case EV_GPU_READY: asc_ready(&p, e.a, now); continue;
         case EV_WARMUP:   stats_reset(&p, now); canary_start(&p, now); continue;
         case EV_CANARY:   canary_tick(&p, now); continue;
         default:          break;                     /* EV_END */
@@ -850,6 +890,10 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
     canary_close(&p.canary, t_close, gpu_busy_ms(&p, t_close));
     gpu_close(&p, t_close);
     ctl_close(&p, t_close);
+    if (p.prof)
+        prof_close(&p, t_close);
+    if (p.asc)
+        asc_close(&p, t_close);
     int failed = p.failed && out->growth.kind != PIPE_CAPPED;
     stab_free(&stab);
     free(level);

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include "models/canary.h"
 #include "models/config.h"
+#include "models/fleet.h"
 #include "sim/hist.h"
 #include "sim/mser.h"
 
@@ -110,6 +111,7 @@ typedef struct {
     uint64_t peak_in_flight;    /* most items in the system at once */
     canary_rec canary;          /* the canary rollout, warm-up excluded (canary.h) */
     pipe_growth growth;         /* kind PIPE_STABLE unless the replication stopped early */
+    fleet_stats fleet;          /* profile and autoscaling (fleet.h) */
 } rep_stats;
 
 /* Allocate the statistics for cfg (histograms included). 0 or -1. */

@@ -1135,6 +1135,25 @@ done:
     return rc;
 }
 
+/* ---- a named plot from its data (vlsim warmpool) ---------------------------------------- */
+
+int plot_named(const char *dir, const char *name, const char *data, size_t len,
+               const char *const *keys, const char *const *vals, int nkv, const plot_opts *o,
+               char *err, size_t errlen)
+{
+    char dat[64];
+    field fs[16];
+    if (nkv < 0 || nkv > 12 || strlen(name) > 40) {
+        fmt_err(err, errlen, "plot %s: too many fields or too long a name", name);
+        return PLOT_FAIL;
+    }
+    for (int k = 0; k < nkv; k++)
+        fs[k] = (field){ keys[k], vals[k] };
+    snprintf(dat, sizeof dat, "%s.dat", name);
+    int rc = write_atomic(dir, dat, data, len, o, err, errlen);
+    return rc == PLOT_OK ? script_and_draw(dir, name, fs, nkv, o, err, errlen) : rc;
+}
+
 /* ---- plot_run ------------------------------------------------------------------------------------ */
 
 int plot_run(const run_result *r, const char *dir, const plot_opts *o, char *err, size_t errlen)

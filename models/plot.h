@@ -93,6 +93,15 @@ int plot_dir(const char *dir, const plot_opts *o, char *err, size_t errlen);
  *            with a note when r->nseries == 0. */
 int plot_run(const run_result *r, const char *dir, const plot_opts *o, char *err, size_t errlen);
 
+/* One more picture from data the caller made: write dir/NAME.dat (len
+ * bytes), fill the template NAME.gp.in's @KEY@ fields (keys[k] -> vals[k],
+ * at most 12; GP, DATA, PNG and SVG are filled in too), write NAME.gp and
+ * draw NAME.png and NAME.svg; same rules and return codes as plot_dir.
+ * (`vlsim warmpool` draws warmpool this way.) */
+int plot_named(const char *dir, const char *name, const char *data, size_t len,
+               const char *const *keys, const char *const *vals, int nkv, const plot_opts *o,
+               char *err, size_t errlen);
+
 /* The summary as lines of text: "wrote DIR/frontier.png, ..." then the
  * notes, each on a line starting "note: ". */
 void plot_summary_report(FILE *f, const char *dir, const plot_summary *s);

@@ -2,6 +2,7 @@
  * Formats are fixed ("%.10g" in JSON and CSV) so that the same run always
  * produces the same bytes; wall-clock time appears only where asked for. */
 #include "models/report.h"
+#include "models/report_fleet.h"
 #include <math.h>
 #include <string.h>
 #include "models/report_canary.h"
@@ -104,7 +105,10 @@ void report_table(FILE *f, const run_result *r, double wall_s)
     if (r->ngpus > 0) {
         fprintf(f, "\n  GPUs: %d x %s at $%.2f/GPU-hour", c->cluster.gpus, c->cluster.gpu_type,
                 c->cluster.gpu_hour_usd);
-        if (isfinite(r->cost_per_stream_hour))
+        if (r->fleet.on)
+            fputs(r->fleet.scaling ? " (slots: the autoscaler's max_gpus; cost under fleet)"
+                                   : " (cost under fleet)", f);
+        else if (isfinite(r->cost_per_stream_hour))
             fprintf(f, " -> $%.4f per stream-hour (%d streams)", r->cost_per_stream_hour,
                     c->workload.streams);
         fputc('\n', f);
@@ -116,6 +120,8 @@ void report_table(FILE *f, const run_result *r, double wall_s)
         for (int g = 0; g < r->ngpus; g++)
             fprintf(f, "  gpu %-12d utilization %.3f\n", g, r->gpu[g].utilization.mean);
     }
+    if (r->fleet.on)
+        report_fleet_table(f, r);
     if (c->degrade.nmodes > 0) {
         fputs("\n  degradation: time at each level:", f);
         for (int l = 0; l <= c->degrade.nmodes; l++)
@@ -342,6 +348,8 @@ void report_json(FILE *f, const run_result *r, double wall_s)
         jw_obj_end(&w);
     }
     jw_arr_end(&w);
+    if (r->fleet.on)
+        report_fleet_json(&w, r);
     jw_arr_begin(&w, "warnings");
     for (int k = 0; k < r->nwarnings; k++)
         jw_str(&w, NULL, r->warnings[k]);

@@ -13,6 +13,7 @@
 #include <string.h>
 #include "models/load.h"
 #include "models/pipeline.h"
+#include "models/autoscale.h"
 #include <pthread.h>
 #include "sim/rep.h"
 #include "sim/stop.h"
@@ -50,6 +51,7 @@ typedef struct {
     canary_rec canary;
     double window_ms;            /* measured: shorter when the replication stopped early */
     pipe_growth growth;
+    fleet_digest fleet;          /* profile and autoscaling (autoscale.h) */
 } rep_digest;
 
 typedef struct {
@@ -189,7 +191,11 @@ static int run_one(void *vctx, int r)
             memcpy(c->res->timeline, rs.timeline, sizeof rs.timeline);
             c->res->nalerts = rs.nalerts;
             memcpy(c->res->alerts, rs.alerts, sizeof rs.alerts);
+            c->res->fleet.nevents = rs.fleet.nevents;
+            memcpy(c->res->fleet.events, rs.fleet.events, sizeof rs.fleet.events);
         }
+        if (rs.fleet.on)
+            asc_digest(c->cfg, &rs.fleet, rs.window_ms, &d->fleet);
         d->e2e = digest_hist(&rs.e2e);
         d->response = digest_hist(&rs.response);
         d->queries = rs.queries;
@@ -359,6 +365,17 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
     }
     free(tmp);
     free(col);
+    if (cfg->profile.kind != PROFILE_NONE || cfg->autoscale.on) {
+        fleet_digest *fd = malloc((size_t)n * sizeof *fd);
+        if (fd) {
+            for (int r = 0; r < n; r++)
+                fd[r] = dig[r].fleet;
+            asc_reduce(fd, n, &res->fleet);
+            res->fleet.on = 1;
+            res->fleet.scaling = cfg->autoscale.on;
+        }
+        free(fd);
+    }
 }
 
 /* ---- warm-up and warnings --------------------------------------------- */
@@ -463,6 +480,11 @@ static void judge(const scenario_cfg *cfg, run_result *res)
     res->gpu_hours = cl->gpus * cfg->duration_s / 3600.0 * res->nrep;
     res->cost_per_stream_hour = cfg->workload.arrival == ARRIVAL_PERIODIC && cl->gpus > 0
         ? cl->gpu_hour_usd * cl->gpus / cfg->workload.streams : NAN;
+    if (res->fleet.on) {         /* the fleet varies: billed GPUs over concurrent sessions */
+        res->gpu_hours = res->fleet.billed_gpus.mean * cfg->duration_s / 3600.0 * res->nrep;
+        res->cost_per_stream_hour = res->fleet.mean_sessions.mean > 0
+            ? cl->gpu_hour_usd * res->fleet.billed_gpus.mean / res->fleet.mean_sessions.mean : NAN;
+    }
     res->nsla = cfg->nsla;
     for (int k = 0; k < cfg->nsla; k++) {
         sla_verdict *v = &res->sla[k];

@@ -117,6 +117,7 @@ typedef struct {
      * replications, not by time): frames end to end, the response path,
      * and each stage's sojourn at rep_stage[r * nstages + s] */
     rep_lat *rep_e2e, *rep_response, *rep_stage;
+    fleet_est fleet;             /* profile and autoscaling (fleet.h); fleet.on: given */
     uint64_t events;             /* over all replications (and the pilot) */
     uint64_t peak_in_flight;
     canary_rec *canary;          /* with a canary rollout: each replication's (nrep), else NULL */

@@ -976,11 +976,11 @@ static int read_workload(loader *ld, const yaml_node_t *map, workload_cfg *w)
 {
     static const char *const keys[] = {
         "arrival", "rate_hz", "streams", "fps", "jitter_ms", "phase",
-        "queries_per_min", "proactive_per_min", "surge", NULL};
+        "queries_per_min", "proactive_per_min", "surge", "profile", NULL};
     static const char *const poisson[] = {"arrival", "rate_hz", NULL};
     static const char *const periodic[] = {
         "arrival", "streams", "fps", "jitter_ms", "phase", "queries_per_min",
-        "proactive_per_min", "surge", NULL};
+        "proactive_per_min", "surge", "profile", NULL};
     static const char *const arrivals[] = {"poisson", "periodic", NULL};
     static const char *const phases[] = {"random", "aligned", NULL};
     const char *path = "workload";
@@ -2906,12 +2906,322 @@ static int read_warmup(loader *ld, const yaml_node_t *root, scenario_cfg *c)
     return read_double(ld, w, "warmup", NONNEGATIVE, &c->warmup_s);
 }
 
+/* ---- fleet (issue 6): workload.profile and autoscale ---------------------
+ * Distributions in seconds (session_s, cold_start_s): the unit is in the
+ * key's name, so their parameters are plain (mean, min, max, ...); they are
+ * stored in ms like every dist_t. */
+
+static int read_dist_s(loader *ld, const yaml_node_t *map, const char *path, dist_t *d)
+{
+    static const char *const keys[] = {"dist", "value", "mean", "sd", "min", "max", "shape",
+                                       "scale", NULL};
+    static const char *const names[] = {"constant", "exponential", "uniform", "lognormal",
+                                        "gamma", "weibull", "pareto", NULL};
+    static const char *const takes[][3] = {
+        {"value"}, {"mean"}, {"min", "max"}, {"mean", "sd"}, {"mean", "sd"},
+        {"shape", "scale"}, {"shape", "min"}};
+    char kpath[SCN_PATH_LEN], list[128];
+    memset(d, 0, sizeof *d);
+    if (check_keys(ld, map, path, "a distribution in seconds such as {dist: exponential, mean: 600}",
+                   keys))
+        return -1;
+    const yaml_node_t *dn = need(ld, map, path, "dist");
+    int k = 0;
+    path_key(kpath, path, "dist");
+    if (!dn || read_choice(ld, dn, kpath, names, "distribution (in seconds)", true, &k))
+        return -1;
+    const char *allowed[4] = {"dist", takes[k][0], takes[k][1], NULL};
+    const yaml_node_t *bad = foreign_key(ld, map, allowed);
+    if (bad) {
+        path_key(kpath, path, text_of(bad));
+        snprintf(list, sizeof list, "%s%s%s", takes[k][0], takes[k][1] ? ", " : "",
+                 takes[k][1] ? takes[k][1] : "");
+        return fail(ld, bad, kpath, "does not apply to dist: %s (it takes: %s)", names[k], list);
+    }
+    double x[2] = {0, 0};
+    for (int i = 0; i < 2 && takes[k][i]; i++) {
+        const yaml_node_t *v = need(ld, map, path, takes[k][i]);
+        path_key(kpath, path, takes[k][i]);
+        bool may_be_zero = k == 2 && i == 0;          /* uniform min */
+        if (!v || read_double(ld, v, kpath, may_be_zero ? NONNEGATIVE : POSITIVE, &x[i]))
+            return -1;
+    }
+    if (k == 2 && !(x[1] > x[0])) {
+        path_key(kpath, path, "max");
+        return fail(ld, get(ld, map, "max"), kpath, "must be > min (%.10g), got %.10g", x[0], x[1]);
+    }
+    const char *e = NULL;
+    switch (k) {
+    case 0: e = dist_init_constant(d, x[0] * 1000); break;
+    case 1: e = dist_init_exponential(d, x[0] * 1000); break;
+    case 2: e = dist_init_uniform(d, x[0] * 1000, x[1] * 1000); break;
+    case 3: e = dist_init_lognormal_mean_sd(d, x[0] * 1000, x[1] * 1000); break;
+    case 4: e = dist_init_gamma(d, x[0] * 1000, x[1] * 1000); break;
+    case 5: e = dist_init_weibull(d, x[0], x[1] * 1000); break;
+    default: e = dist_init_pareto(d, x[0], x[1] * 1000); break;
+    }
+    if (!e && !isfinite(dist_mean(d)))
+        e = "the mean must be finite (pareto shape > 1)";
+    return e ? fail(ld, map, path, "%s", e) : 0;
+}
+
+/* workload.profile.trace: a CSV of "t_s,streams" lines (a header line and
+ * # comments allowed), times strictly ascending from >= 0. */
+static int read_trace(loader *ld, const yaml_node_t *fnode, const char *path, profile_cfg *pc)
+{
+    char show[SCN_SHOW_LEN + 16];
+    const char *fname = "";
+    if (read_string(ld, fnode, path, &fname))
+        return -1;
+    char full[4096];
+    int len = fname[0] == '/' ? snprintf(full, sizeof full, "%s", fname)
+                              : snprintf(full, sizeof full, "%s/%s", ld->basedir, fname);
+    if (len < 0 || (size_t)len >= sizeof full)
+        return fail(ld, fnode, path, "path too long");
+    FILE *f = fopen(full, "r");
+    if (!f)
+        return fail(ld, fnode, path, "cannot open %s: %s", full, strerror(errno));
+    char *line = NULL;
+    size_t linecap = 0, lineno = 0;
+    int cap = 0, rc = 0;
+    bool data = false;
+    while (rc == 0 && getline(&line, &linecap, f) >= 0) {
+        lineno++;
+        char *s = line;
+        while (isspace((unsigned char)*s))
+            s++;
+        size_t n = strlen(s);
+        while (n && isspace((unsigned char)s[n - 1]))
+            s[--n] = '\0';
+        if (n == 0 || s[0] == '#')
+            continue;
+        char *comma = strchr(s, ',');
+        double t = 0, v = 0;
+        if (comma)
+            *comma = '\0';
+        bool ok = comma && parse_decimal(s, &t) && parse_decimal(comma + 1, &v);
+        if (!ok && !data && lineno == 1 && comma)
+            continue;                            /* a header line */
+        if (comma)
+            *comma = ',';
+        if (!ok) {
+            rc = fail(ld, fnode, path, "%s:%zu: expected \"t_s,streams\", got %s", fname, lineno,
+                      quoted(s, show, sizeof show));
+            break;
+        }
+        data = true;
+        if (!isfinite(t) || !isfinite(v) || t < 0 || v < 0) {
+            rc = fail(ld, fnode, path, "%s:%zu: time and streams must be finite and >= 0, got %s",
+                      fname, lineno, s);
+            break;
+        }
+        if (pc->ntrace > 0 && !(t > pc->trace_t[pc->ntrace - 1])) {
+            rc = fail(ld, fnode, path, "%s:%zu: times must be strictly ascending, got %.10g after "
+                      "%.10g", fname, lineno, t, pc->trace_t[pc->ntrace - 1]);
+            break;
+        }
+        if (pc->ntrace == cap) {
+            int ncap = cap ? cap * 2 : 256;
+            double *nt = realloc(pc->trace_t, (size_t)ncap * sizeof *nt);
+            if (nt)
+                pc->trace_t = nt;
+            double *nv = nt ? realloc(pc->trace_n, (size_t)ncap * sizeof *nv) : NULL;
+            if (!nv) {
+                rc = fail(ld, fnode, path, "%s: out of memory", fname);
+                break;
+            }
+            pc->trace_n = nv;
+            cap = ncap;
+        }
+        pc->trace_t[pc->ntrace] = t;
+        pc->trace_n[pc->ntrace++] = v;
+    }
+    if (rc == 0 && ferror(f))
+        rc = fail(ld, fnode, path, "cannot read %s: %s", full, strerror(errno ? errno : EIO));
+    if (rc == 0 && pc->ntrace == 0)
+        rc = fail(ld, fnode, path, "%s: no points (expected lines \"t_s,streams\")", fname);
+    free(line);
+    fclose(f);
+    return rc;
+}
+
+static int read_steps(loader *ld, const yaml_node_t *list, const char *path, profile_cfg *pc)
+{
+    static const char *const keys[] = {"at_s", "streams", "ramp_s", NULL};
+    char ipath[SCN_PATH_LEN], kpath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of steps such as [{at_s: 300, streams: 64, "
+                    "ramp_s: 60}], got %s", describe(list, show, sizeof show));
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n < 1 || n > CFG_MAX_PROFILE_STEPS)
+        return fail(ld, list, path, "must hold 1 to %d steps, got %zu", CFG_MAX_PROFILE_STEPS, n);
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *m = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        profile_step *st = &pc->steps[i];
+        const yaml_node_t *v;
+        path_index(ipath, path, i);
+        if (check_keys(ld, m, ipath, "a step such as {at_s: 300, streams: 64, ramp_s: 60}", keys))
+            return -1;
+        path_key(kpath, ipath, "at_s");
+        if (!(v = need(ld, m, ipath, "at_s")) || read_double(ld, v, kpath, NONNEGATIVE, &st->at_s))
+            return -1;
+        if (i > 0 && st->at_s < pc->steps[i - 1].at_s + pc->steps[i - 1].ramp_s)
+            return fail(ld, v, kpath, "starts at %.10g s, before step %zu's ramp ends (%.10g s)",
+                        st->at_s, i - 1, pc->steps[i - 1].at_s + pc->steps[i - 1].ramp_s);
+        path_key(kpath, ipath, "streams");
+        if (!(v = need(ld, m, ipath, "streams")) || read_double(ld, v, kpath, NONNEGATIVE, &st->streams))
+            return -1;
+        path_key(kpath, ipath, "ramp_s");
+        if ((v = get(ld, m, "ramp_s")) && read_double(ld, v, kpath, NONNEGATIVE, &st->ramp_s))
+            return -1;
+    }
+    pc->nsteps = (int)n;
+    return 0;
+}
+
+static int read_profile(loader *ld, const yaml_node_t *map, scenario_cfg *c)
+{
+    static const char *const keys[] = {
+        "kind", "peak_streams", "trough_streams", "period_s", "peak_at_s", "steps", "trace",
+        "session_s", NULL};
+    static const char *const kinds[] = {"diurnal", "steps", "trace", NULL};
+    static const char *const only[][5] = {
+        {"peak_streams", "trough_streams", "period_s", "peak_at_s", NULL}, {"steps"}, {"trace"}};
+    const char *path = "workload.profile";
+    profile_cfg *pc = &c->profile;
+    const yaml_node_t *v;
+    if (check_keys(ld, map, path, "a mapping such as {kind: diurnal, peak_streams: 64, "
+                   "trough_streams: 8, period_s: 86400, peak_at_s: 72000, session_s: {...}}", keys))
+        return -1;
+    int k = get(ld, map, "steps") ? 1 : get(ld, map, "trace") ? 2 : 0;
+    if ((v = get(ld, map, "kind")) && read_enum(ld, v, "workload.profile.kind", kinds, &k))
+        return -1;
+    pc->kind = k == 0 ? PROFILE_DIURNAL : k == 1 ? PROFILE_STEPS : PROFILE_TRACE;
+    for (int other = 0; other < 3; other++)
+        for (int i = 0; other != k && i < 4 && only[other][i]; i++)
+            if (get(ld, map, only[other][i])) {
+                char kpath[SCN_PATH_LEN];
+                path_key(kpath, path, only[other][i]);
+                return fail(ld, get_key(ld, map, only[other][i]), kpath,
+                            "applies only to kind: %s (this profile is kind: %s)", kinds[other],
+                            kinds[k]);
+            }
+    if (pc->kind == PROFILE_DIURNAL) {
+        if (!(v = need(ld, map, path, "peak_streams"))
+            || read_double(ld, v, "workload.profile.peak_streams", NONNEGATIVE, &pc->peak)
+            || !(v = need(ld, map, path, "trough_streams"))
+            || read_double(ld, v, "workload.profile.trough_streams", NONNEGATIVE, &pc->trough))
+            return -1;
+        if (pc->trough > pc->peak)
+            return fail(ld, v, "workload.profile.trough_streams",
+                        "must be <= peak_streams (%.10g), got %.10g", pc->peak, pc->trough);
+        pc->period_s = 86400;
+        if (read_opt(ld, map, path, "period_s", POSITIVE, &pc->period_s)
+            || read_opt(ld, map, path, "peak_at_s", NONNEGATIVE, &pc->peak_at_s))
+            return -1;
+    } else if (pc->kind == PROFILE_STEPS) {
+        if (!(v = need(ld, map, path, "steps")) || read_steps(ld, v, "workload.profile.steps", pc))
+            return -1;
+    } else if (!(v = need(ld, map, path, "trace")) || read_trace(ld, v, "workload.profile.trace", pc)) {
+        return -1;
+    }
+    if (!(v = need(ld, map, path, "session_s"))
+        || read_dist_s(ld, v, "workload.profile.session_s", &pc->session))
+        return -1;
+    return 0;
+}
+
+static int read_autoscale(loader *ld, const yaml_node_t *root, const yaml_node_t *map,
+                          scenario_cfg *c)
+{
+    static const char *const keys[] = {
+        "min_gpus", "max_gpus", "up", "down", "queue_up", "step", "cooldown_s", "cold_start_s",
+        "warm_pool", "sla_window_s", NULL};
+    static const char *const up_keys[] = {"util_above", "for_s", NULL};
+    static const char *const down_keys[] = {"util_below", "for_s", NULL};
+    static const char *const queue_keys[] = {"fill_above", NULL};
+    const char *path = "autoscale";
+    autoscale_cfg *a = &c->autoscale;
+    const yaml_node_t *v, *m;
+    if (check_keys(ld, map, path, "a mapping such as {min_gpus: 2, max_gpus: 16, cold_start_s: "
+                   "{dist: uniform, min: 180, max: 300}}", keys))
+        return -1;
+    a->up_util = 0.8;
+    a->up_for_s = 300;
+    a->down_util = 0.3;
+    a->down_for_s = 600;
+    a->step = 1;
+    a->cooldown_s = 60;
+    a->sla_window_s = 60;
+    if (!(v = need(ld, map, path, "min_gpus")) || read_int(ld, v, "autoscale.min_gpus", 1, &a->min_gpus)
+        || !(v = need(ld, map, path, "max_gpus"))
+        || read_int(ld, v, "autoscale.max_gpus", 1, &a->max_gpus))
+        return -1;
+    if (a->max_gpus < a->min_gpus)
+        return fail(ld, v, "autoscale.max_gpus", "must be >= min_gpus (%d), got %d", a->min_gpus,
+                    a->max_gpus);
+    if (a->max_gpus > 4096)
+        return fail(ld, v, "autoscale.max_gpus", "must be <= 4096, got %d", a->max_gpus);
+    if ((m = get(ld, map, "up"))) {
+        if (check_keys(ld, m, "autoscale.up", "a mapping such as {util_above: 0.8, for_s: 300}",
+                       up_keys)
+            || ((v = get(ld, m, "util_above")) && read_unit(ld, v, "autoscale.up.util_above",
+                                                            &a->up_util))
+            || read_opt(ld, m, "autoscale.up", "for_s", NONNEGATIVE, &a->up_for_s))
+            return -1;
+    }
+    if ((m = get(ld, map, "down"))) {
+        if (check_keys(ld, m, "autoscale.down", "a mapping such as {util_below: 0.3, for_s: 600}",
+                       down_keys)
+            || ((v = get(ld, m, "util_below")) && read_unit(ld, v, "autoscale.down.util_below",
+                                                            &a->down_util))
+            || read_opt(ld, m, "autoscale.down", "for_s", NONNEGATIVE, &a->down_for_s))
+            return -1;
+    }
+    if (a->down_util >= a->up_util)
+        return fail(ld, map, path, "down.util_below (%.10g) must be below up.util_above (%.10g)",
+                    a->down_util, a->up_util);
+    if ((m = get(ld, map, "queue_up"))) {
+        if (check_keys(ld, m, "autoscale.queue_up", "a mapping such as {fill_above: 0.6}", queue_keys)
+            || !(v = need(ld, m, "autoscale.queue_up", "fill_above"))
+            || read_unit(ld, v, "autoscale.queue_up.fill_above", &a->queue_fill))
+            return -1;
+        if (!(a->queue_fill > 0))
+            return fail(ld, v, "autoscale.queue_up.fill_above", "must be > 0, got %s", text_of(v));
+    }
+    if (((v = get(ld, map, "step")) && read_int(ld, v, "autoscale.step", 1, &a->step))
+        || read_opt(ld, map, path, "cooldown_s", NONNEGATIVE, &a->cooldown_s)
+        || ((v = get(ld, map, "warm_pool")) && read_int(ld, v, "autoscale.warm_pool", 0, &a->warm_pool))
+        || read_opt(ld, map, path, "sla_window_s", POSITIVE, &a->sla_window_s))
+        return -1;
+    if (!(v = need(ld, map, path, "cold_start_s"))
+        || read_dist_s(ld, v, "autoscale.cold_start_s", &a->cold_start))
+        return -1;
+    /* whole-scenario rules */
+    const yaml_node_t *cl = get(ld, root, "cluster");
+    if (!cl)
+        return fail(ld, map, path, "needs a cluster (cluster.gpus: the GPUs serving at the start)");
+    if (c->profile.kind == PROFILE_NONE)
+        return fail(ld, map, path, "needs workload.profile (sessions that start and end, so that "
+                    "new sessions can go to new GPUs)");
+    if (c->cluster.npools > 0)
+        return fail(ld, get(ld, cl, "pools"), "cluster.pools", "cannot be combined with autoscale");
+    if (c->cluster.gpus < a->min_gpus || c->cluster.gpus > a->max_gpus)
+        return fail(ld, get(ld, cl, "gpus"), "cluster.gpus",
+                    "with autoscale, the GPUs serving at the start must be within [min_gpus, "
+                    "max_gpus] = [%d, %d], got %d", a->min_gpus, a->max_gpus, c->cluster.gpus);
+    a->initial_gpus = c->cluster.gpus;
+    c->cluster.gpus = a->max_gpus;           /* the slots */
+    a->on = true;
+    return 0;
+}
+
 static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
 {
     static const char *const keys[] = {
         "name", "seed", "duration_s", "warmup_s", "warmup", "replications",
         "workload", "metrics", "stages", "cluster", "frame_deadline_ms", "sla",
-        "degradation", "alerts", "sweep", "canary", NULL};
+        "degradation", "alerts", "sweep", "canary", "autoscale", NULL};
     const yaml_node_t *v;
     if (check_keys(ld, root, "", "a mapping of scenario keys (name, duration_s, workload, stages, ...)", keys))
         return -1;
@@ -2945,6 +3255,16 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
     if ((v = get(ld, root, "alerts")) && read_alerts(ld, v, &c->alerts))
         return -1;
     if (check_paths(ld, root, stages, c))
+        return -1;
+    /* fleet (issue 6): the profile (read after the workload it belongs to)
+     * and the autoscaler (after the cluster and degradation it uses) */
+    const yaml_node_t *wl = get(ld, root, "workload"), *prof = wl ? get(ld, wl, "profile") : NULL;
+    if (prof && get(ld, wl, "surge"))
+        return fail(ld, get_key(ld, wl, "surge"), "workload.surge",
+                    "cannot be combined with workload.profile (give the crowd as profile steps)");
+    if (prof && read_profile(ld, prof, c))
+        return -1;
+    if ((v = get(ld, root, "autoscale")) && read_autoscale(ld, root, v, c))
         return -1;
     if ((v = get(ld, root, "canary")) && read_canary(ld, v, c))
         return -1;

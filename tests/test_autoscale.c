@@ -241,6 +241,7 @@ Test(autoscale, same_output_for_any_thread_count)
 
 #include <stdarg.h>
 #include <sys/wait.h>
+#include "tests/kit_files.h"
 
 static char wdir[64];
 
@@ -257,39 +258,11 @@ static void wp_teardown(void)
     cr_expect_eq(system(cmd), 0);
 }
 
-__attribute__((format(printf, 1, 2)))
-static int sh(const char *fmt, ...)
-{
-    char cmd[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *buf = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&buf, &len);
-    int c;
-    while ((c = fgetc(f)) != EOF)
-        fputc(c, m);
-    fclose(f);
-    fclose(m);
-    return buf;
-}
-
 /* Every option warmpool --help lists appears in the manual page (as
  * test_cli.c checks for the other commands). */
 Test(autoscale, warmpool_help_matches_man_page)
 {
-    char *man = slurp("models/vlsim.1");
+    char *man = kit_slurp("models/vlsim.1");
     cr_assert_not_null(man);
     FILE *f = popen("./vlsim warmpool --help", "r");
     cr_assert_not_null(f);
@@ -318,15 +291,15 @@ Test(autoscale, warmpool_help_matches_man_page)
 
 Test(autoscale, warmpool_bad_input, .init = wp_setup, .fini = wp_teardown)
 {
-    cr_expect_eq(sh("./vlsim warmpool scenarios/default.yaml -q 2>/dev/null"), 2,
+    cr_expect_eq(kit_sh("./vlsim warmpool scenarios/default.yaml -q 2>/dev/null"), 2,
                  "a scenario without autoscale is bad input");
-    cr_expect_eq(sh("./vlsim warmpool scenarios/flash-crowd-autoscale.yaml --pools 1,x -q "
+    cr_expect_eq(kit_sh("./vlsim warmpool scenarios/flash-crowd-autoscale.yaml --pools 1,x -q "
                     "2>/dev/null"), 2);
-    cr_expect_eq(sh("./vlsim warmpool scenarios/flash-crowd-autoscale.yaml --pools 1,1 -q "
+    cr_expect_eq(kit_sh("./vlsim warmpool scenarios/flash-crowd-autoscale.yaml --pools 1,1 -q "
                     "2>/dev/null"), 2, "duplicate pool sizes");
-    cr_expect_eq(sh("./vlsim warmpool scenarios/flash-crowd-autoscale.yaml --axis "
+    cr_expect_eq(kit_sh("./vlsim warmpool scenarios/flash-crowd-autoscale.yaml --axis "
                     "autoscale.up.util_abov=0.7 -q 2>/dev/null"), 2, "an unknown axis key");
-    cr_expect_eq(sh("./vlsim warmpool 2>/dev/null"), 2);
+    cr_expect_eq(kit_sh("./vlsim warmpool 2>/dev/null"), 2);
 }
 
 /* A short sweep writes its files whole; again without --force it refuses and
@@ -336,26 +309,26 @@ Test(autoscale, warmpool_outputs, .init = wp_setup, .fini = wp_teardown)
 {
     const char *args = "scenarios/flash-crowd-autoscale.yaml --pools 2,0 --duration 60 "
                        "--replications 2 -q";
-    cr_assert_eq(sh("./vlsim warmpool %s --threads 1 --json %s/a.json --out %s/out "
+    cr_assert_eq(kit_sh("./vlsim warmpool %s --threads 1 --json %s/a.json --out %s/out "
                     "--target-violation-min-per-day 1e9", args, wdir, wdir), 0);
-    cr_expect_eq(sh("test -s %s/out/warmpool.csv && test -s %s/out/warmpool.png && "
+    cr_expect_eq(kit_sh("test -s %s/out/warmpool.csv && test -s %s/out/warmpool.png && "
                     "test -s %s/out/warmpool.svg && test -s %s/out/warmpool.gp", wdir, wdir, wdir,
                     wdir), 0);
-    cr_expect_eq(sh("./vlsim warmpool %s --json %s/a.json 2>/dev/null", args, wdir), 2,
+    cr_expect_eq(kit_sh("./vlsim warmpool %s --json %s/a.json 2>/dev/null", args, wdir), 2,
                  "an existing output without --force");
-    cr_expect_eq(sh("./vlsim warmpool %s --out %s/out 2>/dev/null", args, wdir), 2);
-    cr_assert_eq(sh("./vlsim warmpool %s --threads 2 --json %s/b.json "
+    cr_expect_eq(kit_sh("./vlsim warmpool %s --out %s/out 2>/dev/null", args, wdir), 2);
+    cr_assert_eq(kit_sh("./vlsim warmpool %s --threads 2 --json %s/b.json "
                     "--target-violation-min-per-day 1e9", args, wdir), 0);
-    cr_expect_eq(sh("cmp -s %s/a.json %s/b.json", wdir, wdir), 0, "threads changed the output");
+    cr_expect_eq(kit_sh("cmp -s %s/a.json %s/b.json", wdir, wdir), 0, "threads changed the output");
     char path[128];
     snprintf(path, sizeof path, "%s/a.json", wdir);
-    char *j = slurp(path);
+    char *j = kit_slurp(path);
     cr_assert_not_null(j);
     const char *rec = strstr(j, "\"recommended\"");
     cr_assert_not_null(rec, "%s", j);
     cr_expect(strstr(rec, "\"warm_pool\": 0\n") != NULL, "recommended: %s", rec);
     cr_expect(strstr(rec, "\"warm_pool\": 2") == NULL, "recommended: %s", rec);
-    cr_expect_eq(sh("grep -q '^0,,.*,0,' %s/out/warmpool.csv", wdir), 0,
+    cr_expect_eq(kit_sh("grep -q '^0,,.*,0,' %s/out/warmpool.csv", wdir), 0,
                  "pool 0 is the base: 0 %% overhead");
     free(j);
 }

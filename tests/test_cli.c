@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include "models/run.h"
 #include "models/scenario.h"
+#include "tests/kit_files.h"
 
 static char dir[64];
 
@@ -28,47 +29,6 @@ static void rm_tmp(void)
     cr_expect_eq(system(cmd), 0);
 }
 
-/* Run a shell command; return its exit status. */
-static int sh(const char *fmt, ...)
-{
-    char cmd[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
 /* Remove the "wall_s" line, the only one allowed to differ between runs. */
 static void drop_wall(char *s)
 {
@@ -83,31 +43,31 @@ TestSuite(cli, .init = mkdir_tmp, .fini = rm_tmp, .timeout = 60);
 
 Test(cli, version_and_help)
 {
-    cr_expect_eq(sh("./vlsim --version | grep -q '^vlsim [0-9]'"), 0);
-    cr_expect_eq(sh("./vlsim --help | grep -q 'usage: vlsim'"), 0);
-    cr_expect_eq(sh("./vlsim run --help | grep -q -- '--replications'"), 0);
-    cr_expect_eq(sh("./vlsim 2>/dev/null"), 2);
-    cr_expect_eq(sh("./vlsim frobnicate 2>/dev/null"), 2);
-    cr_expect_eq(sh("./vlsim run 2>/dev/null"), 2);
-    cr_expect_eq(sh("./vlsim run scenarios/mmc-example.yaml --bogus 2>/dev/null"), 2);
-    cr_expect_eq(sh("./vlsim run scenarios/mmc-example.yaml --replications 0 2>/dev/null"), 2);
-    cr_expect_eq(sh("./vlsim run scenarios/mmc-example.yaml --duration -5 2>/dev/null"), 2);
-    cr_expect_eq(sh("./vlsim run %s/missing.yaml 2>/dev/null", dir), 2);
+    cr_expect_eq(kit_sh("./vlsim --version | grep -q '^vlsim [0-9]'"), 0);
+    cr_expect_eq(kit_sh("./vlsim --help | grep -q 'usage: vlsim'"), 0);
+    cr_expect_eq(kit_sh("./vlsim run --help | grep -q -- '--replications'"), 0);
+    cr_expect_eq(kit_sh("./vlsim 2>/dev/null"), 2);
+    cr_expect_eq(kit_sh("./vlsim frobnicate 2>/dev/null"), 2);
+    cr_expect_eq(kit_sh("./vlsim run 2>/dev/null"), 2);
+    cr_expect_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --bogus 2>/dev/null"), 2);
+    cr_expect_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --replications 0 2>/dev/null"), 2);
+    cr_expect_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --duration -5 2>/dev/null"), 2);
+    cr_expect_eq(kit_sh("./vlsim run %s/missing.yaml 2>/dev/null", dir), 2);
 }
 
 Test(cli, identical_output_for_any_thread_count)
 {
     const char *s = "scenarios/tandem-mm1.yaml";
-    cr_assert_eq(sh("./vlsim run %s --duration 100 --json %s/t1.json --threads 1 -q", s, dir), 0);
-    cr_assert_eq(sh("./vlsim run %s --duration 100 --json %s/t2.json --threads 2 -q", s, dir), 0);
-    cr_assert_eq(sh("./vlsim run %s --duration 100 --json %s/t7.json --threads 7 -q", s, dir), 0);
+    cr_assert_eq(kit_sh("./vlsim run %s --duration 100 --json %s/t1.json --threads 1 -q", s, dir), 0);
+    cr_assert_eq(kit_sh("./vlsim run %s --duration 100 --json %s/t2.json --threads 2 -q", s, dir), 0);
+    cr_assert_eq(kit_sh("./vlsim run %s --duration 100 --json %s/t7.json --threads 7 -q", s, dir), 0);
     char p[256];
     snprintf(p, sizeof p, "%s/t1.json", dir);
-    char *a = slurp(p);
+    char *a = kit_slurp(p);
     snprintf(p, sizeof p, "%s/t2.json", dir);
-    char *b = slurp(p);
+    char *b = kit_slurp(p);
     snprintf(p, sizeof p, "%s/t7.json", dir);
-    char *c = slurp(p);
+    char *c = kit_slurp(p);
     cr_assert(a && b && c);
     cr_expect(strstr(a, "\"wall_s\"") != NULL);
     drop_wall(a);
@@ -122,11 +82,11 @@ Test(cli, identical_output_for_any_thread_count)
 
 Test(cli, seed_changes_results)
 {
-    cr_assert_eq(sh("./vlsim run scenarios/mmc-example.yaml --duration 200 --seed 1 --csv %s/a.csv -q", dir), 0);
-    cr_assert_eq(sh("./vlsim run scenarios/mmc-example.yaml --duration 200 --seed 1 --csv %s/b.csv -q", dir), 0);
-    cr_assert_eq(sh("./vlsim run scenarios/mmc-example.yaml --duration 200 --seed 2 --csv %s/c.csv -q", dir), 0);
-    cr_expect_eq(sh("cmp -s %s/a.csv %s/b.csv", dir, dir), 0);
-    cr_expect_neq(sh("cmp -s %s/a.csv %s/c.csv", dir, dir), 0);
+    cr_assert_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --duration 200 --seed 1 --csv %s/a.csv -q", dir), 0);
+    cr_assert_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --duration 200 --seed 1 --csv %s/b.csv -q", dir), 0);
+    cr_assert_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --duration 200 --seed 2 --csv %s/c.csv -q", dir), 0);
+    cr_expect_eq(kit_sh("cmp -s %s/a.csv %s/b.csv", dir, dir), 0);
+    cr_expect_neq(kit_sh("cmp -s %s/a.csv %s/c.csv", dir, dir), 0);
 }
 
 Test(cli, bad_scenario_writes_nothing_and_exits_2)
@@ -135,11 +95,11 @@ Test(cli, bad_scenario_writes_nothing_and_exits_2)
     snprintf(scn, sizeof scn, "%s/bad.yaml", dir);
     snprintf(out, sizeof out, "%s/out.json", dir);
     snprintf(errf, sizeof errf, "%s/err.txt", dir);
-    write_file(scn, "name: bad\nduration_s: 10\nworkload: {arrival: poisson, rate_hz: 1}\n"
+    kit_write_file(scn, "name: bad\nduration_s: 10\nworkload: {arrival: poisson, rate_hz: 1}\n"
                     "stages:\n  - name: a\n    service: {dist: exponential, mean_ms: -3}\n");
-    cr_expect_eq(sh("./vlsim run %s --json %s 2>%s", scn, out, errf), 2);
-    cr_expect(!exists(out), "no output may be written on bad input");
-    char *e = slurp(errf);
+    cr_expect_eq(kit_sh("./vlsim run %s --json %s 2>%s", scn, out, errf), 2);
+    cr_expect(!kit_exists(out), "no output may be written on bad input");
+    char *e = kit_slurp(errf);
     cr_assert_not_null(e);
     /* line 6, column 43 is where -3 stands: 4 spaces, "service:" (5-12),
      * " {" (13-14), "dist:" (15-19), " exponential," (20-32),
@@ -149,24 +109,24 @@ Test(cli, bad_scenario_writes_nothing_and_exits_2)
     cr_expect(strstr(e, want) != NULL, "stderr was: %s", e);
     free(e);
     /* no temporaries left behind either */
-    cr_expect_eq(sh("ls %s | grep -q tmp", dir), 1);
+    cr_expect_eq(kit_sh("ls %s | grep -q tmp", dir), 1);
 }
 
 Test(cli, existing_output_needs_force)
 {
     char out[256];
     snprintf(out, sizeof out, "%s/keep.json", dir);
-    write_file(out, "precious\n");
-    cr_expect_eq(sh("./vlsim run scenarios/mmc-example.yaml --duration 50 --json %s -q 2>/dev/null", out), 2);
-    char *s = slurp(out);
+    kit_write_file(out, "precious\n");
+    cr_expect_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --duration 50 --json %s -q 2>/dev/null", out), 2);
+    char *s = kit_slurp(out);
     cr_expect_str_eq(s, "precious\n");
     free(s);
-    cr_expect_eq(sh("./vlsim run scenarios/mmc-example.yaml --duration 50 --json %s -q --force", out), 0);
-    s = slurp(out);
+    cr_expect_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --duration 50 --json %s -q --force", out), 0);
+    s = kit_slurp(out);
     cr_expect(strstr(s, "\"e2e_ms\"") != NULL);
     free(s);
     /* an output in a missing directory is refused before any work */
-    cr_expect_eq(sh("./vlsim run scenarios/mmc-example.yaml --csv %s/no/such/dir.csv -q 2>/dev/null", dir), 2);
+    cr_expect_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --csv %s/no/such/dir.csv -q 2>/dev/null", dir), 2);
 }
 
 Test(cli, overload_warns)
@@ -174,11 +134,11 @@ Test(cli, overload_warns)
     char scn[256], errf[256];
     snprintf(scn, sizeof scn, "%s/over.yaml", dir);
     snprintf(errf, sizeof errf, "%s/err.txt", dir);
-    write_file(scn, "name: over\nduration_s: 5\nreplications: 2\n"
+    kit_write_file(scn, "name: over\nduration_s: 5\nreplications: 2\n"
                     "workload: {arrival: poisson, rate_hz: 1200}\n"
                     "stages:\n  - name: slow\n    service: {dist: constant, ms: 1}\n");
-    cr_expect_eq(sh("./vlsim run %s -q 2>%s", scn, errf), 0);
-    char *e = slurp(errf);
+    cr_expect_eq(kit_sh("./vlsim run %s -q 2>%s", scn, errf), 0);
+    char *e = kit_slurp(errf);
     cr_expect(strstr(e, "slow: offered load is 1.2 x its capacity") != NULL, "stderr: %s", e);
     free(e);
 }
@@ -187,7 +147,7 @@ Test(cli, overload_warns)
  * equals the completions in the JSON and the CSV. */
 Test(cli, outputs_agree)
 {
-    cr_assert_eq(sh("./vlsim run scenarios/workers-only.yaml --duration 20 --replications 3 "
+    cr_assert_eq(kit_sh("./vlsim run scenarios/workers-only.yaml --duration 20 --replications 3 "
                     "--json %s/o.json --csv %s/o.csv --prom %s/o.prom -q", dir, dir, dir), 0);
     char p[256];
     snprintf(p, sizeof p, "%s/o.prom", dir);
@@ -215,15 +175,15 @@ Test(cli, outputs_agree)
     cr_expect_eq(nb, 9, "8 default buckets and +Inf");
     cr_expect_eq(inf, count);
     snprintf(p, sizeof p, "%s/o.json", dir);
-    char *j = slurp(p);
+    char *j = kit_slurp(p);
     char *enc = strstr(j, "\"encode\": {");
     cr_assert_not_null(enc);
     char *comp = strstr(enc, "\"completed\": ");
     cr_expect_eq(strtoull(comp + 13, NULL, 10), count);
     free(j);
     /* CSV: every row has as many fields as the header */
-    cr_expect_eq(sh("awk -F, 'NR==1{n=NF} NF!=n{exit 1}' %s/o.csv", dir), 0);
-    cr_expect_eq(sh("test $(wc -l < %s/o.csv) -eq 8", dir), 0);   /* header + 6 stages + e2e */
+    cr_expect_eq(kit_sh("awk -F, 'NR==1{n=NF} NF!=n{exit 1}' %s/o.csv", dir), 0);
+    cr_expect_eq(kit_sh("test $(wc -l < %s/o.csv) -eq 8", dir), 0);   /* header + 6 stages + e2e */
 }
 
 /* In process: results are identical for 1 and 3 threads, and changing one
@@ -277,44 +237,44 @@ Test(cli, set_overrides_a_scalar)
     char scn[256], errf[256];
     snprintf(scn, sizeof scn, "%s/s4.yaml", dir);
     snprintf(errf, sizeof errf, "%s/err.txt", dir);
-    write_file(scn, "name: s\nduration_s: 50\nreplications: 2\n"
+    kit_write_file(scn, "name: s\nduration_s: 50\nreplications: 2\n"
                     "workload: {arrival: poisson, rate_hz: 40}\n"
                     "stages:\n  - name: a\n    servers: 4\n    service: {dist: exponential, mean_ms: 50}\n");
-    cr_assert_eq(sh("./vlsim run %s --set stages.a.servers=3 --csv %s/set.csv -q", scn, dir), 0);
-    write_file(scn, "name: s\nduration_s: 50\nreplications: 2\n"
+    cr_assert_eq(kit_sh("./vlsim run %s --set stages.a.servers=3 --csv %s/set.csv -q", scn, dir), 0);
+    kit_write_file(scn, "name: s\nduration_s: 50\nreplications: 2\n"
                     "workload: {arrival: poisson, rate_hz: 40}\n"
                     "stages:\n  - name: a\n    servers: 3\n    service: {dist: exponential, mean_ms: 50}\n");
-    cr_assert_eq(sh("./vlsim run %s --csv %s/file.csv -q", scn, dir), 0);
-    cr_expect_eq(sh("cmp -s %s/set.csv %s/file.csv", dir, dir), 0);
-    cr_expect_eq(sh("./vlsim run %s --set stages.b.servers=3 -q 2>%s", scn, errf), 2);
-    char *e = slurp(errf);
+    cr_assert_eq(kit_sh("./vlsim run %s --csv %s/file.csv -q", scn, dir), 0);
+    cr_expect_eq(kit_sh("cmp -s %s/set.csv %s/file.csv", dir, dir), 0);
+    cr_expect_eq(kit_sh("./vlsim run %s --set stages.b.servers=3 -q 2>%s", scn, errf), 2);
+    char *e = kit_slurp(errf);
     cr_expect(strstr(e, "override stages.b.servers=3: stages: no stage named \"b\"") != NULL,
               "stderr: %s", e);
     free(e);
-    cr_expect_eq(sh("./vlsim run %s --set nokey -q 2>/dev/null", scn), 2);
+    cr_expect_eq(kit_sh("./vlsim run %s --set nokey -q 2>/dev/null", scn), 2);
 }
 
 /* The sweep commands as a user runs them: help, a sweep, its frontier,
  * byte-identical results for --jobs 1 and 2, a bad axis as bad input. */
 Test(cli, sweep_frontier_capacity)
 {
-    cr_expect_eq(sh("./vlsim sweep --help | grep -q -- '--axis'"), 0);
-    cr_expect_eq(sh("./vlsim capacity --help | grep -q -- '--gpus'"), 0);
-    cr_expect_eq(sh("./vlsim frontier --help | grep -q -- '--target'"), 0);
-    cr_assert_eq(sh("./vlsim sweep scenarios/sweep-example.yaml --out %s/s1 --jobs 1 -q "
+    cr_expect_eq(kit_sh("./vlsim sweep --help | grep -q -- '--axis'"), 0);
+    cr_expect_eq(kit_sh("./vlsim capacity --help | grep -q -- '--gpus'"), 0);
+    cr_expect_eq(kit_sh("./vlsim frontier --help | grep -q -- '--target'"), 0);
+    cr_assert_eq(kit_sh("./vlsim sweep scenarios/sweep-example.yaml --out %s/s1 --jobs 1 -q "
                     "--duration 5 --replications 2", dir), 0);
-    cr_assert_eq(sh("./vlsim sweep scenarios/sweep-example.yaml --out %s/s2 --jobs 2 -q "
+    cr_assert_eq(kit_sh("./vlsim sweep scenarios/sweep-example.yaml --out %s/s2 --jobs 2 -q "
                     "--duration 5 --replications 2", dir), 0);
-    cr_expect_eq(sh("cmp -s %s/s1/results.csv %s/s2/results.csv", dir, dir), 0);
-    cr_expect_eq(sh("test $(wc -l < %s/s1/results.csv) -eq 7", dir), 0);   /* header + 6 points */
-    cr_expect_eq(sh("./vlsim frontier %s/s1/results.csv | grep -q 'Pareto set'", dir), 0);
-    cr_expect_eq(sh("./vlsim frontier %s/s1/results.csv --target 'frame p95 <= 100' "
+    cr_expect_eq(kit_sh("cmp -s %s/s1/results.csv %s/s2/results.csv", dir, dir), 0);
+    cr_expect_eq(kit_sh("test $(wc -l < %s/s1/results.csv) -eq 7", dir), 0);   /* header + 6 points */
+    cr_expect_eq(kit_sh("./vlsim frontier %s/s1/results.csv | grep -q 'Pareto set'", dir), 0);
+    cr_expect_eq(kit_sh("./vlsim frontier %s/s1/results.csv --target 'frame p95 <= 100' "
                     "| grep -q 'frame p95 <= 100 ms:'", dir), 0);
-    cr_expect_eq(sh("./vlsim frontier %s/missing.csv 2>/dev/null", dir), 2);
-    cr_expect_eq(sh("./vlsim sweep scenarios/sweep-example.yaml --out %s/s3 -q "
+    cr_expect_eq(kit_sh("./vlsim frontier %s/missing.csv 2>/dev/null", dir), 2);
+    cr_expect_eq(kit_sh("./vlsim sweep scenarios/sweep-example.yaml --out %s/s3 -q "
                     "--axis stages.nope.max_batch=1,2 2>/dev/null", dir), 2);
-    cr_expect_eq(sh("./vlsim sweep scenarios/sweep-example.yaml 2>/dev/null"), 2);
-    cr_expect_eq(sh("./vlsim capacity scenarios/sweep-example.yaml --gpus 1 --duration 5 "
+    cr_expect_eq(kit_sh("./vlsim sweep scenarios/sweep-example.yaml 2>/dev/null"), 2);
+    cr_expect_eq(kit_sh("./vlsim capacity scenarios/sweep-example.yaml --gpus 1 --duration 5 "
                     "--replications 3 -q | grep -q 'streams/GPU'"), 0);
 }
 
@@ -323,7 +283,7 @@ Test(cli, sweep_frontier_capacity)
 Test(cli, help_matches_man_page_and_install)
 {
     static const char *cmds[] = { "run", "sweep", "capacity", "frontier", "plot", "canary" };
-    char *man = slurp("models/vlsim.1");
+    char *man = kit_slurp("models/vlsim.1");
     cr_assert_not_null(man);
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
         char cmd[64], line[512];
@@ -355,28 +315,28 @@ Test(cli, help_matches_man_page_and_install)
         cr_expect_geq(options, 2, "no options found in vlsim %s --help", cmds[k]);
     }
     free(man);
-    cr_expect_eq(sh("make -s install DESTDIR=%s/root PREFIX=/usr >/dev/null 2>&1", dir), 0);
-    cr_expect_eq(sh("test -x %s/root/usr/bin/vlsim && test -x %s/root/usr/bin/vlcalib", dir, dir), 0);
-    cr_expect_eq(sh("test -f %s/root/usr/share/vlsim/scenarios/default.yaml", dir), 0);
-    cr_expect_eq(sh("test -f %s/root/usr/share/man/man1/vlsim.1", dir), 0);
-    cr_expect_eq(sh("%s/root/usr/bin/vlsim --version | grep -q '^vlsim'", dir), 0);
+    cr_expect_eq(kit_sh("make -s install DESTDIR=%s/root PREFIX=/usr >/dev/null 2>&1", dir), 0);
+    cr_expect_eq(kit_sh("test -x %s/root/usr/bin/vlsim && test -x %s/root/usr/bin/vlcalib", dir, dir), 0);
+    cr_expect_eq(kit_sh("test -f %s/root/usr/share/vlsim/scenarios/default.yaml", dir), 0);
+    cr_expect_eq(kit_sh("test -f %s/root/usr/share/man/man1/vlsim.1", dir), 0);
+    cr_expect_eq(kit_sh("%s/root/usr/bin/vlsim --version | grep -q '^vlsim'", dir), 0);
 }
 
 /* vlsim run --plot DIR draws the three one-run pictures; drawing again into
  * the same DIR needs --force. */
 Test(cli, run_plot)
 {
-    cr_assert_eq(sh("./vlsim run scenarios/flash-crowd.yaml --duration 20 --replications 2 -q "
+    cr_assert_eq(kit_sh("./vlsim run scenarios/flash-crowd.yaml --duration 20 --replications 2 -q "
                     "--plot %s/pics", dir), 0);
     static const char *names[] = { "cdf", "budget", "series" };
     for (int k = 0; k < 3; k++) {
-        cr_expect_eq(sh("test -s %s/pics/%s.png && test -s %s/pics/%s.svg", dir, names[k], dir,
+        cr_expect_eq(kit_sh("test -s %s/pics/%s.png && test -s %s/pics/%s.svg", dir, names[k], dir,
                         names[k]), 0, "%s pictures missing", names[k]);
-        cr_expect_eq(sh("head -c 8 %s/pics/%s.png | od -An -tx1 | tr -d ' \\n' | grep -q '^89504e470d0a1a0a$'",
+        cr_expect_eq(kit_sh("head -c 8 %s/pics/%s.png | od -An -tx1 | tr -d ' \\n' | grep -q '^89504e470d0a1a0a$'",
                         dir, names[k]), 0, "%s.png is not a PNG", names[k]);
     }
-    cr_expect_eq(sh("./vlsim run scenarios/flash-crowd.yaml --duration 5 --replications 2 -q "
+    cr_expect_eq(kit_sh("./vlsim run scenarios/flash-crowd.yaml --duration 5 --replications 2 -q "
                     "--plot %s/pics 2>/dev/null", dir), 2);
-    cr_expect_eq(sh("./vlsim run scenarios/flash-crowd.yaml --duration 5 --replications 2 -q "
+    cr_expect_eq(kit_sh("./vlsim run scenarios/flash-crowd.yaml --duration 5 --replications 2 -q "
                     "--plot %s/pics --force", dir), 0);
 }

@@ -16,6 +16,7 @@
 #include "tests/kit.h"
 #include "models/compare.h"
 #include "models/scenario.h"
+#include "tests/kit_files.h"
 
 static double stat_k(const rep_lat *v, int k)
 {
@@ -200,51 +201,40 @@ Test(compare, align_and_shadow_cost)
 
 /* ---- the command line ------------------------------------------------------------ */
 
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 Test(compare, cli_json_atomic_and_no_overwrite, .timeout = 120)
 {
     char d[64];
     snprintf(d, sizeof d, "/tmp/vlsim-cmp-XXXXXX");
     cr_assert_not_null(mkdtemp(d));
     const char *args = "--replications 2 --duration 10 --threads 1";
-    cr_assert_eq(sh("./vlsim compare scenarios/tandem-mm1.yaml scenarios/tandem-mm1.yaml %s "
+    cr_assert_eq(kit_sh("./vlsim compare scenarios/tandem-mm1.yaml scenarios/tandem-mm1.yaml %s "
                     "--json %s/c.json -q", args, d), 0);
     /* the keys the issue names, and a zero paired width for identical inputs */
-    cr_expect_eq(sh("grep -q '\"paired\"' %s/c.json && grep -q '\"unpaired\"' %s/c.json && "
+    cr_expect_eq(kit_sh("grep -q '\"paired\"' %s/c.json && grep -q '\"unpaired\"' %s/c.json && "
                     "grep -q '\"frame_ms\"' %s/c.json && grep -q '\"response_ms\": null' %s/c.json",
                     d, d, d, d), 0);
-    cr_expect_eq(sh("python3 -c 'import json,sys; j=json.load(open(\"%s/c.json\")); "
+    cr_expect_eq(kit_sh("python3 -c 'import json,sys; j=json.load(open(\"%s/c.json\")); "
                     "p=j[\"paired\"][\"frame_ms\"]; "
                     "sys.exit(0 if all(p[k][\"diff\"]==0 and p[k][\"ci95\"]==[0,0] for k in "
                     "(\"mean\",\"p50\",\"p90\",\"p95\",\"p99\",\"p99.9\")) else 1)' "
                     "2>/dev/null || ! command -v python3 >/dev/null", d), 0);
     /* an existing file is not replaced without --force, and nothing else is left */
-    cr_expect_eq(sh("echo mine > %s/c.json && ./vlsim compare scenarios/tandem-mm1.yaml "
+    cr_expect_eq(kit_sh("echo mine > %s/c.json && ./vlsim compare scenarios/tandem-mm1.yaml "
                     "scenarios/tandem-mm1.yaml %s --json %s/c.json -q 2>/dev/null", d, args, d), 2);
-    cr_expect_eq(sh("test \"$(cat %s/c.json)\" = mine", d), 0);
-    cr_expect_eq(sh("./vlsim compare scenarios/tandem-mm1.yaml scenarios/tandem-mm1.yaml %s "
+    cr_expect_eq(kit_sh("test \"$(cat %s/c.json)\" = mine", d), 0);
+    cr_expect_eq(kit_sh("./vlsim compare scenarios/tandem-mm1.yaml scenarios/tandem-mm1.yaml %s "
                     "--json %s/c.json -q --force", args, d), 0);
-    cr_expect_eq(sh("grep -q paired %s/c.json", d), 0);
-    cr_expect_eq(sh("ls %s | grep -q tmp", d), 1);
+    cr_expect_eq(kit_sh("grep -q paired %s/c.json", d), 0);
+    cr_expect_eq(kit_sh("ls %s | grep -q tmp", d), 1);
     /* bad input: file:line:column and exit 2, no output */
-    cr_expect_eq(sh("printf 'name: x\\nduration_s: -1\\n' > %s/bad.yaml && ./vlsim compare "
+    cr_expect_eq(kit_sh("printf 'name: x\\nduration_s: -1\\n' > %s/bad.yaml && ./vlsim compare "
                     "%s/bad.yaml scenarios/tandem-mm1.yaml --json %s/n.json 2>%s/err; "
                     "test $? = 2 && grep -q 'bad.yaml:2:' %s/err && ! test -e %s/n.json",
                     d, d, d, d, d, d), 0);
-    cr_expect_eq(sh("./vlsim compare scenarios/tandem-mm1.yaml 2>/dev/null"), 2);
-    cr_expect_eq(sh("./vlsim compare scenarios/tandem-mm1.yaml scenarios/tandem-mm1.yaml "
+    cr_expect_eq(kit_sh("./vlsim compare scenarios/tandem-mm1.yaml 2>/dev/null"), 2);
+    cr_expect_eq(kit_sh("./vlsim compare scenarios/tandem-mm1.yaml scenarios/tandem-mm1.yaml "
                     "--replications 1 2>/dev/null"), 2);
-    sh("rm -rf %s", d);
+    kit_sh("rm -rf %s", d);
 }
 
 /* Same seed, same bytes, whatever the number of threads. */

@@ -20,50 +20,9 @@
 #include <time.h>
 #include <unistd.h>
 #include <gsl/gsl_rng.h>
+#include "tests/kit_files.h"
 
 #define SWEEP_SCN "scenarios/sweep-example.yaml"
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-static void tmpdir(char *dir, size_t n)
-{
-    snprintf(dir, n, "/tmp/vlsim-crash-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void rm_rf(const char *dir)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_expect_eq(system(cmd), 0);
-}
 
 static double now_s(void)
 {
@@ -137,15 +96,15 @@ static int entries(const char *dir)
 static void run_interrupted(int sig)
 {
     char d[64], scn[128], js[128], csv[128], errf[128];
-    tmpdir(d, sizeof d);
+    kit_tmpdir(d, sizeof d, "crash");
     snprintf(scn, sizeof scn, "%s/long.yaml", d);
     snprintf(js, sizeof js, "%s/out.json", d);
     snprintf(csv, sizeof csv, "%s/new.csv", d);
     snprintf(errf, sizeof errf, "%s.err", d);
-    write_file(scn, "name: long\nseed: 1\nduration_s: 1000000\nreplications: 2\n"
+    kit_write_file(scn, "name: long\nseed: 1\nduration_s: 1000000\nreplications: 2\n"
                     "workload: {arrival: poisson, rate_hz: 500}\n"
                     "stages:\n  - name: server\n    service: {dist: exponential, mean_ms: 1}\n");
-    write_file(js, "the user's own file\n");
+    kit_write_file(js, "the user's own file\n");
     char *argv[] = { "vlsim", "run", scn, "--json", js, "--csv", csv, "--force", "--threads", "2",
                      NULL };
     pid_t pid = spawn(argv, NULL, errf);
@@ -154,12 +113,12 @@ static void run_interrupted(int sig)
     int st = wait_status(pid);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 128 + sig, "status %d, want exit %d", st,
               128 + sig);
-    char *kept = slurp(js);
+    char *kept = kit_slurp(js);
     cr_expect(kept && strcmp(kept, "the user's own file\n") == 0, "out.json changed: %s", kept);
     free(kept);
-    cr_expect(!exists(csv), "new.csv written by an interrupted run");
+    cr_expect(!kit_exists(csv), "new.csv written by an interrupted run");
     cr_expect_eq(entries(d), 2, "stray files in %s", d);   /* long.yaml, out.json */
-    char *msg = slurp(errf);
+    char *msg = kit_slurp(errf);
     cr_assert_not_null(msg);
     cr_expect(strstr(msg, sig == SIGINT ? "interrupted by SIGINT" : "interrupted by SIGTERM"),
               "%s", msg);
@@ -167,7 +126,7 @@ static void run_interrupted(int sig)
     cr_expect(nl && nl[1] == 0, "not one line: %s", msg);
     free(msg);
     unlink(errf);
-    rm_rf(d);
+    kit_rm_rf(d);
 }
 
 Test(crash, sigint_during_run_writes_nothing, .timeout = 60)
@@ -223,7 +182,7 @@ static void expect_same_results(const char *ref, const char *d)
     char a[128], b[128];
     snprintf(a, sizeof a, "%s/results.csv", ref);
     snprintf(b, sizeof b, "%s/results.csv", d);
-    char *x = slurp(a), *y = slurp(b);
+    char *x = kit_slurp(a), *y = kit_slurp(b);
     cr_assert_not_null(x);
     cr_assert_not_null(y, "no results.csv in %s", d);
     cr_expect(strcmp(x, y) == 0, "results.csv differs from the uninterrupted sweep's");
@@ -241,8 +200,8 @@ static int point_files(const char *d)
 Test(crash, sigint_during_sweep_keeps_points_and_resumes, .timeout = 120)
 {
     char ref[64], d[64], first[128], pd[128], errf[128], res[128];
-    tmpdir(ref, sizeof ref);
-    tmpdir(d, sizeof d);
+    kit_tmpdir(ref, sizeof ref, "crash");
+    kit_tmpdir(d, sizeof d, "crash");
     reference(ref);
     snprintf(first, sizeof first, "%s/points/00000.json", d);
     snprintf(pd, sizeof pd, "%s/points", d);
@@ -252,17 +211,17 @@ Test(crash, sigint_during_sweep_keeps_points_and_resumes, .timeout = 120)
     sweep_argv(argv, d, 0);
     pid_t pid = spawn(argv, NULL, errf);
     double t0 = now_s();
-    while (!exists(first) && now_s() - t0 < 60)      /* once a point is finished */
+    while (!kit_exists(first) && now_s() - t0 < 60)      /* once a point is finished */
         sleep_s(0.002);
     kill(pid, SIGINT);
     int st = wait_status(pid);
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 130, "status %d, want exit 130", st);
-    char *msg = slurp(errf);
+    char *msg = kit_slurp(errf);
     cr_assert_not_null(msg);
     cr_expect(strstr(msg, "--resume") != NULL, "%s", msg);
     free(msg);
     unlink(errf);
-    cr_expect(!exists(res), "results.csv written by an interrupted sweep");
+    cr_expect(!kit_exists(res), "results.csv written by an interrupted sweep");
     cr_expect_eq(temporaries(pd), 0, "temporaries left in %s", pd);
     cr_expect_eq(temporaries(d), 0, "temporaries left in %s", d);
     int kept = point_files(d);
@@ -270,7 +229,7 @@ Test(crash, sigint_during_sweep_keeps_points_and_resumes, .timeout = 120)
     for (int p = 0; p < NPOINTS; p++) {              /* every kept file is whole */
         char f[160];
         snprintf(f, sizeof f, "%s/%05d.json", pd, p);
-        char *text = slurp(f);
+        char *text = kit_slurp(f);
         if (!text)
             continue;
         size_t n = strlen(text);
@@ -281,8 +240,8 @@ Test(crash, sigint_during_sweep_keeps_points_and_resumes, .timeout = 120)
     st = wait_status(spawn(argv, NULL, NULL));
     cr_expect(WIFEXITED(st) && WEXITSTATUS(st) == 0, "the resumed sweep failed: %d", st);
     expect_same_results(ref, d);
-    rm_rf(ref);
-    rm_rf(d);
+    kit_rm_rf(ref);
+    kit_rm_rf(d);
 }
 
 /* 20 SIGKILLs at random moments (seeded fractions of the uninterrupted
@@ -292,8 +251,8 @@ Test(crash, sigint_during_sweep_keeps_points_and_resumes, .timeout = 120)
 Test(crash, twenty_sigkills_then_resume_give_identical_results, .timeout = 180)
 {
     char ref[64], d[64];
-    tmpdir(ref, sizeof ref);
-    tmpdir(d, sizeof d);
+    kit_tmpdir(ref, sizeof ref, "crash");
+    kit_tmpdir(d, sizeof d, "crash");
     double t_ref = reference(ref);
     gsl_rng *r = gsl_rng_alloc(gsl_rng_mt19937);
     gsl_rng_set(r, 20261201);
@@ -322,6 +281,6 @@ Test(crash, twenty_sigkills_then_resume_give_identical_results, .timeout = 180)
     snprintf(pd, sizeof pd, "%s/points", d);
     cr_expect_eq(entries(pd), NPOINTS, "stray files in %s", pd);
     cr_expect_eq(entries(d), 2, "stray files in %s", d);      /* points/, results.csv */
-    rm_rf(ref);
-    rm_rf(d);
+    kit_rm_rf(ref);
+    kit_rm_rf(d);
 }

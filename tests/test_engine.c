@@ -30,6 +30,7 @@
 #include "sim/rng.h"
 #include "sim/stats.h"
 #include "sim/tw.h"
+#include "tests/kit_files.h"
 
 static gsl_rng *test_rng(unsigned long seed)
 {
@@ -1186,14 +1187,6 @@ static int count_entries(const char *dir)
     return n;
 }
 
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "%s: %s", path, strerror(errno));
-    fputs(text, f);
-    cr_assert_eq(fclose(f), 0);
-}
-
 static void assert_file_is(const char *path, const char *want)
 {
     FILE *f = fopen(path, "r");
@@ -1232,7 +1225,7 @@ Test(out, check_refuses_existing_without_force_and_bad_targets)
 
     err[0] = 0;
     cr_assert_eq(out_check(path, false, err, sizeof err), 0, "new file refused: %s", err);
-    write_file(path, "old");
+    kit_write_file(path, "old");
     err[0] = 0;
     cr_assert_eq(out_check(path, false, err, sizeof err), -1);
     cr_assert(strstr(err, "exists") != NULL, "message: %s", err);
@@ -1317,7 +1310,7 @@ Test(out, open_abort_leaves_destination_untouched)
     char path[4200], fresh[4200], err[512];
     snprintf(path, sizeof path, "%s/keep.json", dir);
     snprintf(fresh, sizeof fresh, "%s/fresh.json", dir);
-    write_file(path, "precious");
+    kit_write_file(path, "precious");
     out_file o;
     cr_assert_eq(out_open(&o, path, err, sizeof err), 0, "%s", err);
     fputs("half-written garbage", o.f);

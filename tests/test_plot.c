@@ -19,6 +19,7 @@
 #include "models/plot.h"
 #include "models/sweep.h"
 #include "models/sweep_point.h"
+#include "tests/kit_files.h"
 
 /* ---- helpers -------------------------------------------------------------------- */
 
@@ -531,13 +532,6 @@ Test(plot, run_without_series_or_budgets)
 
 #define EXAMPLE "scenarios/sweep-example.yaml"
 
-static void rm_rf(const char *dir)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_expect_eq(system(cmd), 0);
-}
-
 /* Column `name` of a CSV row (no quoted fields), given its header. */
 static void csv_cell(const char *header, const char *row, const char *name, char *out, size_t n)
 {
@@ -734,5 +728,5 @@ Test(plot, sweep_point_run_again, .timeout = 120)
     cr_expect(strstr(err, "its bytes are not those") != NULL, "%s", err);
     free(header);
     free(csv);
-    rm_rf(d);
+    kit_rm_rf(d);
 }

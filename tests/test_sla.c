@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include "models/sla.h"
+#include "tests/kit_files.h"
 
 static char dir[64];
 
@@ -30,17 +31,6 @@ static void rm(void)
 }
 
 TestSuite(sla, .init = mk, .fini = rm, .timeout = 120);
-
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
 
 static const char *write_yaml(const char *name, const char *text)
 {
@@ -222,40 +212,25 @@ Test(sla, cli_markdown_atomic_and_no_overwrite)
 {
     const char *path = write_yaml("cap.yaml", CAP);
     const char *args = "--max-gpus 8 --target 'frame p99 <= 95' --threads 1";
-    cr_expect_eq(sh("./vlsim sla %s %s --out %s/p.md -q", path, args, dir), 0);
-    cr_expect_eq(sh("grep -q '| frame p99 <= 95 ms | 4 GPUs |' %s/p.md", dir), 0);
+    cr_expect_eq(kit_sh("./vlsim sla %s %s --out %s/p.md -q", path, args, dir), 0);
+    cr_expect_eq(kit_sh("grep -q '| frame p99 <= 95 ms | 4 GPUs |' %s/p.md", dir), 0);
     /* refused without --force: exit 2, the file as it was, nothing left beside it */
-    cr_expect_eq(sh("cp %s/p.md %s/keep && ./vlsim sla %s %s --out %s/p.md -q 2>%s/err; "
+    cr_expect_eq(kit_sh("cp %s/p.md %s/keep && ./vlsim sla %s %s --out %s/p.md -q 2>%s/err; "
                     "test $? = 2", dir, dir, path, args, dir, dir), 0);
-    cr_expect_eq(sh("grep -q 'force' %s/err && cmp -s %s/p.md %s/keep", dir, dir, dir), 0);
-    cr_expect_eq(sh("echo mine > %s/p.md && ./vlsim sla %s %s --out %s/p.md -q --force && "
+    cr_expect_eq(kit_sh("grep -q 'force' %s/err && cmp -s %s/p.md %s/keep", dir, dir, dir), 0);
+    cr_expect_eq(kit_sh("echo mine > %s/p.md && ./vlsim sla %s %s --out %s/p.md -q --force && "
                     "grep -q 'SLA proposal' %s/p.md", dir, path, args, dir, dir), 0);
-    cr_expect_eq(sh("ls %s | grep -q tmp", dir), 1);
+    cr_expect_eq(kit_sh("ls %s | grep -q tmp", dir), 1);
     /* stdout by default */
-    cr_expect_eq(sh("./vlsim sla %s %s -q | grep -q '^# SLA proposal: cap35'", path, args), 0);
+    cr_expect_eq(kit_sh("./vlsim sla %s %s -q | grep -q '^# SLA proposal: cap35'", path, args), 0);
     /* bad input: exit 2 and no file */
-    cr_expect_eq(sh("./vlsim sla %s --target 'frame p77 <= 5' --out %s/n.md 2>/dev/null; "
+    cr_expect_eq(kit_sh("./vlsim sla %s --target 'frame p77 <= 5' --out %s/n.md 2>/dev/null; "
                     "test $? = 2 && ! test -e %s/n.md", path, dir, dir), 0);
-    cr_expect_eq(sh("printf 'name: x\\nduration_s: 5\\nworkload: {arrival: poisson, "
+    cr_expect_eq(kit_sh("printf 'name: x\\nduration_s: 5\\nworkload: {arrival: poisson, "
                     "rate_hz: 1}\\nstages: 3\\n' > %s/bad.yaml && "
                     "./vlsim sla %s/bad.yaml --out %s/n.md 2>%s/err; test $? = 2 && "
                     "grep -q 'bad.yaml:4:' %s/err && ! test -e %s/n.md", dir, dir, dir, dir, dir,
                     dir), 0);
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
 }
 
 /* As tests/test_cli.c does for run, sweep, ...: every option that compare,
@@ -263,7 +238,7 @@ static char *slurp(const char *path)
 Test(sla, plan_help_matches_man_page)
 {
     static const char *cmds[] = { "compare", "sla", "whatif" };
-    char *man = slurp("models/vlsim.1");
+    char *man = kit_slurp("models/vlsim.1");
     cr_assert_not_null(man);
     for (size_t k = 0; k < 3; k++) {
         char cmd[64], line[512];
@@ -296,7 +271,7 @@ Test(sla, plan_help_matches_man_page)
         cr_expect(strstr(man, sect) != NULL, "no section %s", sect);
     }
     for (size_t k = 0; k < 3; k++)
-        cr_expect_eq(sh("./vlsim --help | grep -q '^  %s '", cmds[k]), 0, "vlsim --help lacks %s",
+        cr_expect_eq(kit_sh("./vlsim --help | grep -q '^  %s '", cmds[k]), 0, "vlsim --help lacks %s",
                      cmds[k]);
     free(man);
 }

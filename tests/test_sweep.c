@@ -19,6 +19,7 @@
 #include <unistd.h>
 #include "models/frontier.h"
 #include "models/sweep.h"
+#include "tests/kit_files.h"
 
 #define EXAMPLE "scenarios/sweep-example.yaml"
 
@@ -35,48 +36,6 @@ static sweep_axis axis(const char *spec)
 static const int *pt(const sweep_points *p, int i)
 {
     return &p->idx[(size_t)i * (size_t)p->naxes];
-}
-
-static char *slurp(const char *path)
-{
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    fseek(f, 0, SEEK_END);
-    long n = ftell(f);
-    fseek(f, 0, SEEK_SET);
-    char *s = malloc((size_t)n + 1);
-    size_t got = fread(s, 1, (size_t)n, f);
-    s[got] = 0;
-    fclose(f);
-    return s;
-}
-
-static void write_file(const char *path, const char *text)
-{
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f, "%s", path);
-    fputs(text, f);
-    fclose(f);
-}
-
-static int exists(const char *path)
-{
-    struct stat st;
-    return stat(path, &st) == 0;
-}
-
-static void tmpdir(char *dir, size_t n)
-{
-    snprintf(dir, n, "/tmp/vlsim-sweep-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void rm_rf(const char *dir)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_expect_eq(system(cmd), 0);
 }
 
 static frontier_table table_of(const char *csv)
@@ -516,8 +475,8 @@ static void sweep_ok(const char *dir, int jobs, bool resume, sweep_summary *sum)
 Test(sweep, end_to_end_jobs_and_resume, .timeout = 120)
 {
     char d1[64], d2[64], path[256];
-    tmpdir(d1, sizeof d1);
-    tmpdir(d2, sizeof d2);
+    kit_tmpdir(d1, sizeof d1, "sweep");
+    kit_tmpdir(d2, sizeof d2, "sweep");
     char sub[128];
     snprintf(sub, sizeof sub, "%s/new/dir", d2);       /* created with its parents */
     sweep_summary s1, s2, s3;
@@ -528,17 +487,17 @@ Test(sweep, end_to_end_jobs_and_resume, .timeout = 120)
     cr_expect_eq(s2.nrun, 6);
 
     snprintf(path, sizeof path, "%s/results.csv", d1);
-    char *a = slurp(path);
+    char *a = kit_slurp(path);
     snprintf(path, sizeof path, "%s/results.csv", sub);
-    char *b = slurp(path);
+    char *b = kit_slurp(path);
     cr_assert_not_null(a);
     cr_assert_not_null(b);
     cr_expect(strcmp(a, b) == 0, "results.csv differs between --jobs 1 and --jobs 2");
     for (int p = 0; p < 6; p++) {                      /* and so does every point file */
         snprintf(path, sizeof path, "%s/points/%05d.json", d1, p);
-        char *x = slurp(path);
+        char *x = kit_slurp(path);
         snprintf(path, sizeof path, "%s/points/%05d.json", sub, p);
-        char *y = slurp(path);
+        char *y = kit_slurp(path);
         cr_assert_not_null(x);
         cr_assert_not_null(y);
         cr_expect(strcmp(x, y) == 0, "point %d differs between --jobs 1 and --jobs 2", p);
@@ -588,35 +547,35 @@ Test(sweep, end_to_end_jobs_and_resume, .timeout = 120)
         cr_assert_eq(unlink(path), 0);
     }
     snprintf(path, sizeof path, "%s/points/00000.json.tmp.abcdef", d1);   /* a killed write */
-    write_file(path, "{\"partial");
+    kit_write_file(path, "{\"partial");
     sweep_ok(d1, 2, true, &s3);
     cr_expect_eq(s3.nrun, 3);
     cr_expect_eq(s3.nskipped, 3);
-    cr_expect(!exists(path), "the leftover temporary is removed");
+    cr_expect(!kit_exists(path), "the leftover temporary is removed");
     snprintf(path, sizeof path, "%s/results.csv", d1);
-    char *c = slurp(path);
+    char *c = kit_slurp(path);
     cr_expect(strcmp(a, c) == 0, "a resumed sweep gives other bytes");
     free(c);
 
     /* a point file that records other values is run again */
     snprintf(path, sizeof path, "%s/points/00002.json", d1);
-    char *pf = slurp(path);
+    char *pf = kit_slurp(path);
     char *q = strstr(pf, "\"streams\": \"16\"");
     cr_assert_not_null(q, "%.400s", pf);
     memcpy(q, "\"streams\": \"17\"", 15);
-    write_file(path, pf);
+    kit_write_file(path, pf);
     free(pf);
     sweep_ok(d1, 1, true, &s3);
     cr_expect_eq(s3.nrun, 1);
     snprintf(path, sizeof path, "%s/results.csv", d1);
-    c = slurp(path);
+    c = kit_slurp(path);
     cr_expect(strcmp(a, c) == 0, "a re-run point gives other bytes");
     free(c);
 
     free(a);
     free(b);
-    rm_rf(d1);
-    rm_rf(d2);
+    kit_rm_rf(d1);
+    kit_rm_rf(d2);
 }
 
 /* SIGKILL in the middle of a sweep (from the progress callback, after two
@@ -633,8 +592,8 @@ static void kill_after_two(void *pctx, int done, int total)
 Test(sweep, sigkill_then_resume, .timeout = 120)
 {
     char ref[64], d[64], path[256];
-    tmpdir(ref, sizeof ref);
-    tmpdir(d, sizeof d);
+    kit_tmpdir(ref, sizeof ref, "sweep");
+    kit_tmpdir(d, sizeof d, "sweep");
     sweep_ok(ref, 2, false, NULL);
     pid_t pid = fork();
     cr_assert_geq(pid, 0);
@@ -648,11 +607,11 @@ Test(sweep, sigkill_then_resume, .timeout = 120)
     cr_assert_eq(waitpid(pid, &st, 0), pid);
     cr_assert(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL, "the sweep was not killed");
     snprintf(path, sizeof path, "%s/results.csv", d);
-    cr_expect(!exists(path), "no results.csv from a killed sweep");
+    cr_expect(!kit_exists(path), "no results.csv from a killed sweep");
     int done = 0;
     for (int p = 0; p < 6; p++) {
         snprintf(path, sizeof path, "%s/points/%05d.json", d, p);
-        done += exists(path);
+        done += kit_exists(path);
     }
     cr_expect(done >= 2 && done < 6, "%d point files after the kill", done);
     sweep_summary s;
@@ -660,9 +619,9 @@ Test(sweep, sigkill_then_resume, .timeout = 120)
     cr_expect_eq(s.nskipped, done);
     cr_expect_eq(s.nrun, 6 - done);
     snprintf(path, sizeof path, "%s/results.csv", ref);
-    char *a = slurp(path);
+    char *a = kit_slurp(path);
     snprintf(path, sizeof path, "%s/results.csv", d);
-    char *b = slurp(path);
+    char *b = kit_slurp(path);
     cr_assert_not_null(a);
     cr_assert_not_null(b);
     cr_expect(strcmp(a, b) == 0, "results.csv after kill + resume differs");
@@ -672,14 +631,14 @@ Test(sweep, sigkill_then_resume, .timeout = 120)
     snprintf(cmd, sizeof cmd, "test $(ls -A '%s' | wc -l) = 2 && test $(ls -A '%s/points' | wc -l) = 6",
              d, d);
     cr_expect_eq(system(cmd), 0, "stray files in %s", d);
-    rm_rf(ref);
-    rm_rf(d);
+    kit_rm_rf(ref);
+    kit_rm_rf(d);
 }
 
 Test(sweep, refuses_bad_axes_and_foreign_dirs, .timeout = 60)
 {
     char d[64], sub[128], path[256];
-    tmpdir(d, sizeof d);
+    kit_tmpdir(d, sizeof d, "sweep");
     snprintf(sub, sizeof sub, "%s/out", d);
     char err[1024] = "";
     /* a bad axis key: an error before anything is written */
@@ -687,13 +646,13 @@ Test(sweep, refuses_bad_axes_and_foreign_dirs, .timeout = 60)
     sweep_opts o = { .out_dir = sub, .jobs = 2, .axes = bad_key, .naxes = 1 };
     cr_expect_eq(sweep_run(EXAMPLE, &o, err, sizeof err), SWEEP_BAD_INPUT);
     cr_expect(strstr(err, "max_btach") != NULL, "%s", err);
-    cr_expect(!exists(sub), "nothing is created on bad input");
+    cr_expect(!kit_exists(sub), "nothing is created on bad input");
     /* a bad value in the last point: still before any point runs */
     const char *bad_val[] = { "gpus=1,0" };
     o.axes = bad_val;
     cr_expect_eq(sweep_run(EXAMPLE, &o, err, sizeof err), SWEEP_BAD_INPUT);
     cr_expect(strstr(err, "point 1 (streams=8, gpus=0)") != NULL, "%s", err);
-    cr_expect(!exists(sub));
+    cr_expect(!kit_exists(sub));
     /* a malformed command-line axis */
     const char *malformed[] = { "streams" };
     o.axes = malformed;
@@ -701,18 +660,18 @@ Test(sweep, refuses_bad_axes_and_foreign_dirs, .timeout = 60)
     cr_expect(strstr(err, "KEY=V1,V2") != NULL, "%s", err);
     /* a directory with someone else's files */
     snprintf(path, sizeof path, "%s/notes.txt", d);
-    write_file(path, "mine\n");
+    kit_write_file(path, "mine\n");
     o = (sweep_opts){ .out_dir = d, .jobs = 2 };
     cr_expect_eq(sweep_run(EXAMPLE, &o, err, sizeof err), SWEEP_BAD_INPUT);
     cr_expect(strstr(err, "notes.txt") != NULL, "%s", err);
     snprintf(path, sizeof path, "%s/points", d);
-    cr_expect(!exists(path), "a refused directory is left as it was");
+    cr_expect(!kit_exists(path), "a refused directory is left as it was");
     cr_expect(sweep_dir_entry_ok("results.csv", false));
     cr_expect(sweep_dir_entry_ok("points", true));
     cr_expect(sweep_dir_entry_ok("frontier.png", false));
     cr_expect(!sweep_dir_entry_ok("points", false));
     cr_expect(!sweep_dir_entry_ok("notes.txt", false));
-    rm_rf(d);
+    kit_rm_rf(d);
 }
 
 /* ---- capacity ------------------------------------------------------------------------ */
@@ -752,9 +711,9 @@ static void cap_probe_count(void *pctx, const sweep_capacity_row *row, double lo
 Test(sweep, capacity_against_hand, .timeout = 60)
 {
     char d[64], path[128];
-    tmpdir(d, sizeof d);
+    kit_tmpdir(d, sizeof d, "sweep");
     snprintf(path, sizeof path, "%s/cap.yaml", d);
-    write_file(path, CAP_YAML);
+    kit_write_file(path, CAP_YAML);
     int gpus[3] = { 1, 2, 3 };
     sweep_axis over = axis("gpus=1,2,3");
     sweep_capacity_row rows[3];
@@ -824,14 +783,14 @@ Test(sweep, capacity_against_hand, .timeout = 60)
     char *sla = strstr(text, "sla:\n");
     char *stages = strstr(text, "stages:\n");
     memmove(sla, stages, strlen(stages) + 1);
-    write_file(path, text);
+    kit_write_file(path, text);
     free(text);
     o = (sweep_capacity_opts){ .jobs = 1 };
     cr_expect_eq(sweep_capacity(path, &g1, &o, rows, err, sizeof err), SWEEP_BAD_INPUT);
     cr_expect(strstr(err, "no sla lines") != NULL, "%s", err);
     sweep_axis zero = axis("gpus=0");
     cr_expect_eq(sweep_capacity(path, &zero, &o, rows, err, sizeof err), SWEEP_BAD_INPUT);
-    rm_rf(d);
+    kit_rm_rf(d);
 }
 
 /* ---- capacity against Erlang C ------------------------------------------------------- */
@@ -905,9 +864,9 @@ Test(sweep, capacity_against_erlang_c, .timeout = 120)
     cr_assert_float_eq(erlang_c(2, 1.0), 2 * 0.25 / 1.5, 1e-12);
 
     char d[64], path[128];
-    tmpdir(d, sizeof d);
+    kit_tmpdir(d, sizeof d, "sweep");
     snprintf(path, sizeof path, "%s/mmc.yaml", d);
-    write_file(path, MMC_YAML);
+    kit_write_file(path, MMC_YAML);
     sweep_axis over = axis("stages.serve.servers=1,2");
     sweep_capacity_row rows[2];
     sweep_capacity_opts o = { .jobs = 2, .tol = tol };
@@ -976,7 +935,7 @@ Test(sweep, capacity_against_erlang_c, .timeout = 120)
     cr_expect(one.capped);
     cr_expect_eq(one.rate_hz, 80);
     cr_expect_eq(one.probes, 1);
-    rm_rf(d);
+    kit_rm_rf(d);
 }
 
 /* A constant 200 ms service against "sojourn p99 <= 100 ms": no rate
@@ -985,9 +944,9 @@ Test(sweep, capacity_against_erlang_c, .timeout = 120)
 Test(sweep, capacity_nothing_passes, .timeout = 60)
 {
     char d[64], path[128];
-    tmpdir(d, sizeof d);
+    kit_tmpdir(d, sizeof d, "sweep");
     snprintf(path, sizeof path, "%s/never.yaml", d);
-    write_file(path, "name: never\nseed: 1\nduration_s: 100\nreplications: 2\n"
+    kit_write_file(path, "name: never\nseed: 1\nduration_s: 100\nreplications: 2\n"
                      "workload: {arrival: poisson, rate_hz: 100}\n"
                      "sla:\n  - {metric: serve, percentile: 99, ms: 100}\n"
                      "stages:\n  - name: serve\n    servers: 1\n"
@@ -1009,5 +968,5 @@ Test(sweep, capacity_nothing_passes, .timeout = 60)
     fclose(f);
     cr_expect(strstr(buf, "no rate passes") != NULL, "%s", buf);
     free(buf);
-    rm_rf(d);
+    kit_rm_rf(d);
 }

@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include "tests/kit.h"
 #include "models/whatif.h"
+#include "tests/kit_files.h"
 
 static char dir[64];
 
@@ -237,29 +238,18 @@ Test(whatif, queueing_gain_exceeds_amdahl)
 
 /* ---- the command line ------------------------------------------------------------- */
 
-static int sh(const char *fmt, ...)
-{
-    char cmd[4096];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 Test(whatif, cli)
 {
     const char *path = write_yaml("flat.yaml", FLAT);
-    cr_expect_eq(sh("./vlsim whatif %s --speedup encode=4 > %s/out.txt", path, dir), 0);
-    cr_expect_eq(sh("grep -q 'encode x4' %s/out.txt && grep -q 'ranked' %s/out.txt", dir, dir), 0);
-    cr_expect_eq(sh("./vlsim whatif %s --speedup encode=4 --no-rank --json %s/w.json -q", path,
+    cr_expect_eq(kit_sh("./vlsim whatif %s --speedup encode=4 > %s/out.txt", path, dir), 0);
+    cr_expect_eq(kit_sh("grep -q 'encode x4' %s/out.txt && grep -q 'ranked' %s/out.txt", dir, dir), 0);
+    cr_expect_eq(kit_sh("./vlsim whatif %s --speedup encode=4 --no-rank --json %s/w.json -q", path,
                     dir), 0);
-    cr_expect_eq(sh("grep -q '\"sim_p99_ms\": 27.5,' %s/w.json", dir), 0);
-    cr_expect_eq(sh("./vlsim whatif %s --speedup encode=4 --json %s/w.json -q 2>/dev/null",
+    cr_expect_eq(kit_sh("grep -q '\"sim_p99_ms\": 27.5,' %s/w.json", dir), 0);
+    cr_expect_eq(kit_sh("./vlsim whatif %s --speedup encode=4 --json %s/w.json -q 2>/dev/null",
                     path, dir), 2);
-    cr_expect_eq(sh("./vlsim whatif %s 2>/dev/null", path), 2);
-    cr_expect_eq(sh("./vlsim whatif %s --speedup encode=0 2>/dev/null", path), 2);
-    cr_expect_eq(sh("./vlsim whatif %s --speedup nope=2 2>%s/err; test $? = 2 && "
+    cr_expect_eq(kit_sh("./vlsim whatif %s 2>/dev/null", path), 2);
+    cr_expect_eq(kit_sh("./vlsim whatif %s --speedup encode=0 2>/dev/null", path), 2);
+    cr_expect_eq(kit_sh("./vlsim whatif %s --speedup nope=2 2>%s/err; test $? = 2 && "
                     "grep -q 'no stage named' %s/err", path, dir, dir), 0);
 }

@@ -26,6 +26,7 @@
 #include "models/scenario.h"
 #include "sim/out.h"
 #include "sim/stop.h"
+#include "models/cli_args.h"
 
 static const char *USAGE =
     "usage: vlsim <command> [options]\n"
@@ -77,49 +78,6 @@ static const char *RUN_USAGE =
     "exit status: 0 success (also when the verdict is unstable: a queue grew without\n"
     "bound; see \"verdict\" in the JSON), 2 bad input, 1 internal failure,\n"
     "130 interrupted by SIGINT (143: SIGTERM), with no output written\n";
-
-/* ---- small parsers -------------------------------------------------------- */
-
-static int parse_u64(const char *s, unsigned long long *out)
-{
-    if (!s || !*s || *s == '-' || *s == '+')
-        return -1;
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || *end)
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int parse_pos_int(const char *s, int *out)
-{
-    unsigned long long v;
-    if (parse_u64(s, &v) != 0 || v < 1 || v > INT_MAX)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-static int parse_pos_double(const char *s, double *out, bool allow_zero)
-{
-    if (!s || !*s)
-        return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v) || v < 0 || (!allow_zero && v == 0))
-        return -1;
-    *out = v;
-    return 0;
-}
-
-static int bad_arg(const char *opt, const char *want, const char *got)
-{
-    fprintf(stderr, "vlsim run: %s: expected %s, got \"%s\"\n", opt, want, got ? got : "");
-    return CLI_BAD_INPUT;
-}
 
 /* ---- progress -------------------------------------------------------------- */
 
@@ -209,32 +167,32 @@ static int parse_run_args(int argc, char **argv, run_args *a)
         } else if (!strcmp(o, "-q") || !strcmp(o, "--quiet")) {
             a->quiet = true;
         } else if (!strcmp(o, "--seed")) {
-            if (parse_u64(v, &a->seed) != 0)
-                return bad_arg(o, "a non-negative integer", v);
+            if (cli_u64(v, &a->seed) != 0)
+                return cli_bad("run", o, "a non-negative integer", v);
             a->have_seed = true;
             i++;
         } else if (!strcmp(o, "--replications")) {
-            if (parse_pos_int(v, &a->replications) != 0)
-                return bad_arg(o, "an integer >= 1", v);
+            if (cli_pos_int(v, &a->replications) != 0)
+                return cli_bad("run", o, "an integer >= 1", v);
             i++;
         } else if (!strcmp(o, "--threads")) {
-            if (parse_pos_int(v, &a->threads) != 0)
-                return bad_arg(o, "an integer >= 1", v);
+            if (cli_pos_int(v, &a->threads) != 0)
+                return cli_bad("run", o, "an integer >= 1", v);
             i++;
         } else if (!strcmp(o, "--duration")) {
-            if (parse_pos_double(v, &a->duration_s, false) != 0)
-                return bad_arg(o, "seconds > 0", v);
+            if (cli_pos_double(v, &a->duration_s, false) != 0)
+                return cli_bad("run", o, "seconds > 0", v);
             i++;
         } else if (!strcmp(o, "--warmup")) {
             double w;
-            if (!v || (strcmp(v, "auto") != 0 && parse_pos_double(v, &w, true) != 0))
-                return bad_arg(o, "seconds >= 0 or auto", v);
+            if (!v || (strcmp(v, "auto") != 0 && cli_pos_double(v, &w, true) != 0))
+                return cli_bad("run", o, "seconds >= 0 or auto", v);
             a->warmup = v;
             i++;
         } else if (!strcmp(o, "--set")) {
             const char *eq = v ? strchr(v, '=') : NULL;
             if (!eq || eq == v || strlen(v) >= sizeof a->set_buf[0])
-                return bad_arg(o, "KEY=VALUE", v);
+                return cli_bad("run", o, "KEY=VALUE", v);
             if (a->nset == CLI_MAX_SET) {
                 fprintf(stderr, "vlsim run: at most %d --set options\n", CLI_MAX_SET);
                 return CLI_BAD_INPUT;
@@ -248,13 +206,13 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             i++;
         } else if (!strcmp(o, "--plot")) {
             if (!v || !*v)
-                return bad_arg(o, "a directory", v);
+                return cli_bad("run", o, "a directory", v);
             a->plot_dir = v;
             i++;
         } else if (!strcmp(o, "--json") || !strcmp(o, "--csv") || !strcmp(o, "--prom")) {
             int k = o[2] == 'j' ? OUT_JSON : o[2] == 'c' ? OUT_CSV : OUT_PROM;
             if (!v || !*v)
-                return bad_arg(o, "a file name or -", v);
+                return cli_bad("run", o, "a file name or -", v);
             a->out[k] = v;
             i++;
         } else if (o[0] == '-' && o[1]) {

@@ -25,6 +25,7 @@
 #include "models/scenario.h"
 #include "sim/jsonw.h"
 #include "sim/out.h"
+#include "models/cli_args.h"
 
 static const char *CANARY_USAGE =
     "usage: vlsim canary FILE [options]\n"
@@ -68,38 +69,6 @@ typedef struct {
     double duration_s;
 } canary_args;
 
-static int bad(const char *opt, const char *want, const char *got)
-{
-    fprintf(stderr, "vlsim canary: %s: expected %s, got \"%s\"\n", opt, want, got ? got : "");
-    return CLI_BAD_INPUT;
-}
-
-static int pos_int(const char *s, int *out)
-{
-    char *end;
-    if (!s || !*s || *s == '-' || *s == '+')
-        return -1;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < 1 || v > INT_MAX)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-static int pos_double(const char *s, double *out)
-{
-    char *end;
-    if (!s || !*s)
-        return -1;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v) || !(v > 0))
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, canary_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -115,40 +84,40 @@ static int parse_args(int argc, char **argv, canary_args *a)
         } else if (!strcmp(o, "--regression")) {
             const char *eq = v ? strchr(v, '=') : NULL;
             if (!eq || eq == v || (size_t)(eq - v) >= CFG_NAME_MAX)
-                return bad(o, "STAGE=FACTOR, e.g. encode=1.2", v);
+                return cli_bad("canary", o, "STAGE=FACTOR, e.g. encode=1.2", v);
             if (a->nreg == CANARY_MAX_REG) {
                 fprintf(stderr, "vlsim canary: at most %d --regression options\n", CANARY_MAX_REG);
                 return CLI_BAD_INPUT;
             }
             memcpy(a->reg_stage[a->nreg], v, (size_t)(eq - v));
             a->reg_stage[a->nreg][eq - v] = 0;
-            if (pos_double(eq + 1, &a->reg_factor[a->nreg]) != 0)
-                return bad(o, "STAGE=FACTOR with a factor > 0, e.g. encode=1.2", v);
+            if (cli_pos_double(eq + 1, &a->reg_factor[a->nreg], false) != 0)
+                return cli_bad("canary", o, "STAGE=FACTOR with a factor > 0, e.g. encode=1.2", v);
             a->nreg++;
             i++;
         } else if (!strcmp(o, "--replications")) {
-            if (pos_int(v, &a->replications) != 0)
-                return bad(o, "an integer >= 1", v);
+            if (cli_pos_int(v, &a->replications) != 0)
+                return cli_bad("canary", o, "an integer >= 1", v);
             i++;
         } else if (!strcmp(o, "--threads")) {
-            if (pos_int(v, &a->threads) != 0)
-                return bad(o, "an integer >= 1", v);
+            if (cli_pos_int(v, &a->threads) != 0)
+                return cli_bad("canary", o, "an integer >= 1", v);
             i++;
         } else if (!strcmp(o, "--seed")) {
             char *end;
             errno = 0;
             if (!v || !*v || *v == '-' || *v == '+' || (a->seed = strtoull(v, &end, 10), errno || *end))
-                return bad(o, "a non-negative integer", v);
+                return cli_bad("canary", o, "a non-negative integer", v);
             a->have_seed = true;
             i++;
         } else if (!strcmp(o, "--duration")) {
-            if (pos_double(v, &a->duration_s) != 0)
-                return bad(o, "seconds > 0", v);
+            if (cli_pos_double(v, &a->duration_s, false) != 0)
+                return cli_bad("canary", o, "seconds > 0", v);
             i++;
         } else if (!strcmp(o, "--set")) {
             const char *eq = v ? strchr(v, '=') : NULL;
             if (!eq || eq == v || strlen(v) >= sizeof a->set_buf[0])
-                return bad(o, "KEY=VALUE", v);
+                return cli_bad("canary", o, "KEY=VALUE", v);
             if (a->nset == CANARY_MAX_SET) {
                 fprintf(stderr, "vlsim canary: at most %d --set options\n", CANARY_MAX_SET);
                 return CLI_BAD_INPUT;
@@ -162,7 +131,7 @@ static int parse_args(int argc, char **argv, canary_args *a)
             i++;
         } else if (!strcmp(o, "--json")) {
             if (!v || !*v)
-                return bad(o, "a file name or -", v);
+                return cli_bad("canary", o, "a file name or -", v);
             a->json = v;
             i++;
         } else if (o[0] == '-' && o[1]) {

@@ -21,6 +21,7 @@
 #include "models/sla.h"
 #include "models/whatif.h"
 #include "sim/out.h"
+#include "models/cli_args.h"
 
 static const char *COMPARE_USAGE =
     "usage: vlsim compare A.yaml B.yaml [options]\n"
@@ -123,38 +124,6 @@ typedef struct {
     int ntg;
 } plan_args;
 
-static int bad(const plan_args *a, const char *opt, const char *want, const char *got)
-{
-    fprintf(stderr, "vlsim %s: %s: expected %s, got \"%s\"\n", a->cmd, opt, want, got ? got : "");
-    return CLI_BAD_INPUT;
-}
-
-static int pos_int(const char *s, int *out)
-{
-    if (!s || !*s || *s == '-' || *s == '+')
-        return -1;
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || *end || v < 1 || v > INT_MAX)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-static int pos_double(const char *s, double *out)
-{
-    if (!s || !*s)
-        return -1;
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || *end || !isfinite(v) || v <= 0)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 /* Add "key=value" to the overrides (the scenario loader checks the value). */
 static int add_override(plan_args *a, const char *key, const char *value)
 {
@@ -197,10 +166,10 @@ static int parse_plan(int argc, char **argv, plan_args *a)
                    || !strcmp(o, "--duration")) {
             double d;
             int n;
-            if (!strcmp(o, "--duration") ? pos_double(v, &d) != 0
-                : !strcmp(o, "--replications") ? pos_int(v, &n) != 0
+            if (!strcmp(o, "--duration") ? cli_pos_double(v, &d, false) != 0
+                : !strcmp(o, "--replications") ? cli_pos_int(v, &n) != 0
                 : (!v || !*v || strspn(v, "0123456789") != strlen(v)))
-                return bad(a, o, !strcmp(o, "--duration") ? "seconds > 0"
+                return cli_bad(a->cmd, o, !strcmp(o, "--duration") ? "seconds > 0"
                                : !strcmp(o, "--seed") ? "a non-negative integer"
                                : "an integer >= 1", v);
             if ((rc = add_override(a, !strcmp(o, "--duration") ? "duration_s" : o + 2, v)) != 0)
@@ -209,31 +178,31 @@ static int parse_plan(int argc, char **argv, plan_args *a)
         } else if (!strcmp(o, "--set")) {
             const char *eq = v ? strchr(v, '=') : NULL;
             if (!eq || eq == v || a->nov >= PLAN_MAX_SET)
-                return bad(a, o, "KEY=VALUE (at most 64)", v);
+                return cli_bad(a->cmd, o, "KEY=VALUE (at most 64)", v);
             char key[256];
             snprintf(key, sizeof key, "%.*s", (int)(eq - v), v);
             if ((rc = add_override(a, key, eq + 1)) != 0)
                 return rc;
             i++;
         } else if (!strcmp(o, "--threads")) {
-            if (pos_int(v, &a->threads) != 0)
-                return bad(a, o, "an integer >= 1", v);
+            if (cli_pos_int(v, &a->threads) != 0)
+                return cli_bad(a->cmd, o, "an integer >= 1", v);
             i++;
         } else if ((!is_sla && !strcmp(o, "--json")) || (is_sla && !strcmp(o, "--out"))) {
             if (!v || !*v)
-                return bad(a, o, "a file name or -", v);
+                return cli_bad(a->cmd, o, "a file name or -", v);
             a->out = v;
             i++;
         } else if (is_sla && !strcmp(o, "--max-gpus")) {
-            if (pos_int(v, &a->max_gpus) != 0)
-                return bad(a, o, "an integer >= 1", v);
+            if (cli_pos_int(v, &a->max_gpus) != 0)
+                return cli_bad(a->cmd, o, "an integer >= 1", v);
             i++;
         } else if (is_sla && !strcmp(o, "--max-drop-rate")) {
             char *end = NULL;
             errno = 0;
             double x = v && *v ? strtod(v, &end) : NAN;
             if (!v || !*v || errno || *end || !isfinite(x) || x < 0)
-                return bad(a, o, "a fraction >= 0 (0.01 is 1 %)", v);
+                return cli_bad(a->cmd, o, "a fraction >= 0 (0.01 is 1 %)", v);
             a->max_drop_rate = x;
             a->have_max_drop = true;
             i++;
@@ -262,8 +231,8 @@ static int parse_plan(int argc, char **argv, plan_args *a)
             a->nsp++;
             i++;
         } else if (is_whatif && !strcmp(o, "--rank-factor")) {
-            if (pos_double(v, &a->rank_factor) != 0)
-                return bad(a, o, "a factor > 0", v);
+            if (cli_pos_double(v, &a->rank_factor, false) != 0)
+                return cli_bad(a->cmd, o, "a factor > 0", v);
             i++;
         } else if (o[0] == '-' && o[1]) {
             fprintf(stderr, "vlsim %s: unknown option %s (see vlsim %s --help)\n", a->cmd, o,

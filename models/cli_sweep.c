@@ -17,6 +17,7 @@
 #include "models/sweep_mpi.h"
 #include "models/sweep_point.h"
 #include "sim/stop.h"
+#include "models/cli_args.h"
 
 static const char *SWEEP_USAGE =
     "usage: vlsim sweep FILE --out DIR [options]\n"
@@ -102,34 +103,6 @@ static const char *PLOT_USAGE =
     "\n"
     "The gnuplot templates are found in $VLSIM_PLOTS, ./plots, or PREFIX/share/vlsim/plots.\n";
 
-static int bad(const char *cmd, const char *opt, const char *want, const char *got)
-{
-    fprintf(stderr, "vlsim %s: %s: expected %s, got \"%s\"\n", cmd, opt, want, got ? got : "");
-    return CLI_BAD_INPUT;
-}
-
-static int pos_int(const char *s, int *out)
-{
-    char *end;
-    errno = 0;
-    long v = s ? strtol(s, &end, 10) : 0;
-    if (!s || !*s || errno || *end || v < 1 || v > INT_MAX)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
-static int pos_double(const char *s, double *out)
-{
-    char *end;
-    errno = 0;
-    double v = s ? strtod(s, &end) : 0;
-    if (!s || !*s || errno || *end || !isfinite(v) || v <= 0)
-        return -1;
-    *out = v;
-    return 0;
-}
-
 static int rc_of(int sweep_rc)
 {
     if (sweep_rc == SWEEP_INTERRUPTED)
@@ -171,43 +144,43 @@ int cli_sweep(int argc, char **argv)
             o.resume = true;
         } else if (!strcmp(a, "--out")) {
             if (!v || !*v)
-                return bad("sweep", a, "a directory", v);
+                return cli_bad("sweep", a, "a directory", v);
             o.out_dir = v;
             i++;
         } else if (!strcmp(a, "--axis")) {
             if (!v || !strchr(v, '='))
-                return bad("sweep", a, "KEY=V1,V2,...", v);
+                return cli_bad("sweep", a, "KEY=V1,V2,...", v);
             if (o.naxes == (int)(sizeof axes / sizeof axes[0]))
-                return bad("sweep", a, "fewer axes", v);
+                return cli_bad("sweep", a, "fewer axes", v);
             axes[o.naxes++] = v;
             i++;
         } else if (!strcmp(a, "--jobs")) {
-            if (pos_int(v, &o.jobs))
-                return bad("sweep", a, "an integer >= 1", v);
+            if (cli_pos_int(v, &o.jobs))
+                return cli_bad("sweep", a, "an integer >= 1", v);
             i++;
         } else if (!strcmp(a, "--replications")) {
-            if (pos_int(v, &o.replications))
-                return bad("sweep", a, "an integer >= 1", v);
+            if (cli_pos_int(v, &o.replications))
+                return cli_bad("sweep", a, "an integer >= 1", v);
             i++;
         } else if (!strcmp(a, "--duration")) {
-            if (pos_double(v, &o.duration_s))
-                return bad("sweep", a, "seconds > 0", v);
+            if (cli_pos_double(v, &o.duration_s, false))
+                return cli_bad("sweep", a, "seconds > 0", v);
             i++;
         } else if (!strcmp(a, "--sample")) {
             if (!v || (strcmp(v, "random") && strcmp(v, "lhs") && strcmp(v, "grid")))
-                return bad("sweep", a, "random, lhs or grid", v);
+                return cli_bad("sweep", a, "random, lhs or grid", v);
             o.sample = !strcmp(v, "random") ? SWEEP_RANDOM : !strcmp(v, "lhs") ? SWEEP_LHS : SWEEP_GRID;
             i++;
         } else if (!strcmp(a, "--points")) {
-            if (pos_int(v, &o.nsamples))
-                return bad("sweep", a, "an integer >= 1", v);
+            if (cli_pos_int(v, &o.nsamples))
+                return cli_bad("sweep", a, "an integer >= 1", v);
             i++;
         } else if (!strcmp(a, "--sample-seed")) {
             char *end;
             errno = 0;
             unsigned long long s = v ? strtoull(v, &end, 10) : 0;
             if (!v || !*v || errno || *end || *v == '-')
-                return bad("sweep", a, "a non-negative integer", v);
+                return cli_bad("sweep", a, "a non-negative integer", v);
             o.sample_seed = s;
             i++;
         } else if (a[0] == '-' && a[1]) {
@@ -284,7 +257,7 @@ int cli_capacity(int argc, char **argv)
         } else if (!strcmp(a, "--gpus") || !strcmp(a, "--over")) {
             bool g = !strcmp(a, "--gpus");
             if (!v || !*v || (!g && !strchr(v, '=')))
-                return bad("capacity", a, g ? "a list such as 1,2,4" : "KEY=V1,V2,...", v);
+                return cli_bad("capacity", a, g ? "a list such as 1,2,4" : "KEY=V1,V2,...", v);
             if (over_opt) {
                 fprintf(stderr, "vlsim capacity: %s and %s: one outer key at a time\n", over_opt, a);
                 return CLI_BAD_INPUT;
@@ -294,10 +267,10 @@ int cli_capacity(int argc, char **argv)
                 char buf[512];
                 snprintf(buf, sizeof buf, "%s", v);
                 for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ","), n++)
-                    if (pos_int(tok, &(int){ 0 }))
-                        return bad("capacity", a, "integers >= 1, comma-separated", v);
+                    if (cli_pos_int(tok, &(int){ 0 }))
+                        return cli_bad("capacity", a, "integers >= 1, comma-separated", v);
                 if (n == 0)
-                    return bad("capacity", a, "a list such as 1,2,4", v);
+                    return cli_bad("capacity", a, "a list such as 1,2,4", v);
                 snprintf(gbuf, sizeof gbuf, "gpus=%s", v);
                 over_spec = gbuf;
             } else {
@@ -306,28 +279,28 @@ int cli_capacity(int argc, char **argv)
             over_opt = a;
             i++;
         } else if (!strcmp(a, "--jobs")) {
-            if (pos_int(v, &o.jobs))
-                return bad("capacity", a, "an integer >= 1", v);
+            if (cli_pos_int(v, &o.jobs))
+                return cli_bad("capacity", a, "an integer >= 1", v);
             i++;
         } else if (!strcmp(a, "--replications")) {
-            if (pos_int(v, &o.replications))
-                return bad("capacity", a, "an integer >= 1", v);
+            if (cli_pos_int(v, &o.replications))
+                return cli_bad("capacity", a, "an integer >= 1", v);
             i++;
         } else if (!strcmp(a, "--duration")) {
-            if (pos_double(v, &o.duration_s))
-                return bad("capacity", a, "seconds > 0", v);
+            if (cli_pos_double(v, &o.duration_s, false))
+                return cli_bad("capacity", a, "seconds > 0", v);
             i++;
         } else if (!strcmp(a, "--max-streams")) {
-            if (pos_int(v, &o.max_streams))
-                return bad("capacity", a, "an integer >= 1", v);
+            if (cli_pos_int(v, &o.max_streams))
+                return cli_bad("capacity", a, "an integer >= 1", v);
             i++;
         } else if (!strcmp(a, "--tol")) {
-            if (pos_double(v, &o.tol) || o.tol > 0.5)
-                return bad("capacity", a, "a fraction in (0, 0.5]", v);
+            if (cli_pos_double(v, &o.tol, false) || o.tol > 0.5)
+                return cli_bad("capacity", a, "a fraction in (0, 0.5]", v);
             i++;
         } else if (!strcmp(a, "--max-rate")) {
-            if (pos_double(v, &o.max_rate_hz))
-                return bad("capacity", a, "a rate in Hz > 0", v);
+            if (cli_pos_double(v, &o.max_rate_hz, false))
+                return cli_bad("capacity", a, "a rate in Hz > 0", v);
             i++;
         } else if (a[0] == '-' && a[1]) {
             fprintf(stderr, "vlsim capacity: unknown option %s (see vlsim capacity --help)\n", a);
@@ -374,7 +347,7 @@ static int target_option(const char *cmd, int argc, char **argv, int *i, frontie
     char err[512];
     if (!strcmp(a, "--target")) {
         if (!v || *ntargets == max)
-            return bad(cmd, a, "\"METRIC pNN <= MS\" (at most 16)", v) + 10;
+            return cli_bad(cmd, a, "\"METRIC pNN <= MS\" (at most 16)", v) + 10;
         if (frontier_target_parse(v, &targets[*ntargets], err, sizeof err) != 0) {
             fprintf(stderr, "vlsim %s: --target: %s\n", cmd, err);
             return CLI_BAD_INPUT + 10;
@@ -387,7 +360,7 @@ static int target_option(const char *cmd, int argc, char **argv, int *i, frontie
         char *end;
         double x = v ? strtod(v, &end) : NAN;
         if (!v || !*v || *end || !isfinite(x))
-            return bad(cmd, a, "a number", v) + 10;
+            return cli_bad(cmd, a, "a number", v) + 10;
         o->max_drop_rate = x;
         (*i)++;
         return 1;
@@ -473,7 +446,7 @@ int cli_plot(int argc, char **argv)
             if (v && !strcmp(v, "none")) {
                 no_point = true;
             } else if (!v || !*v || errno || *end || n < 0 || n >= SWEEP_MAX_POINTS) {
-                return bad("plot", a, "a point number or none", v);
+                return cli_bad("plot", a, "a point number or none", v);
             } else {
                 point = (int)n;
                 no_point = false;
@@ -481,7 +454,7 @@ int cli_plot(int argc, char **argv)
             i++;
         } else if (!strcmp(a, "--scenario")) {
             if (!v || !*v)
-                return bad("plot", a, "a scenario file", v);
+                return cli_bad("plot", a, "a scenario file", v);
             scenario = v;
             i++;
         } else if (a[0] == '-' && a[1]) {

@@ -28,6 +28,7 @@
 #include "models/scenario.h"
 #include "sim/jsonw.h"
 #include "sim/out.h"
+#include "models/cli_args.h"
 
 static const char *WARMPOOL_USAGE =
     "usage: vlsim warmpool FILE [options]\n"
@@ -83,25 +84,6 @@ typedef struct {
     unsigned long long seed;
 } wp_args;
 
-static int bad(const char *opt, const char *want, const char *got)
-{
-    fprintf(stderr, "vlsim warmpool: %s: expected %s, got \"%s\"\n", opt, want, got ? got : "");
-    return CLI_BAD_INPUT;
-}
-
-static int parse_int(const char *s, long lo, long hi, int *out)
-{
-    char *end;
-    if (!s || !*s)
-        return -1;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || *end || v < lo || v > hi)
-        return -1;
-    *out = (int)v;
-    return 0;
-}
-
 static int parse_args(int argc, char **argv, wp_args *a)
 {
     memset(a, 0, sizeof *a);
@@ -121,63 +103,63 @@ static int parse_args(int argc, char **argv, wp_args *a)
         } else if (!strcmp(o, "--pools")) {
             char buf[512];
             if (!v || strlen(v) >= sizeof buf)
-                return bad(o, "a list of integers >= 0, e.g. 0,1,2,4", v);
+                return cli_bad("warmpool", o, "a list of integers >= 0, e.g. 0,1,2,4", v);
             snprintf(buf, sizeof buf, "%s", v);
             a->npools = 0;
             for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
-                if (a->npools == WP_MAX_POOLS || parse_int(t, 0, 4096, &a->pools[a->npools]) != 0)
-                    return bad(o, "at most 32 integers in [0, 4096], e.g. 0,1,2,4", v);
+                if (a->npools == WP_MAX_POOLS || cli_int_range(t, 0, 4096, &a->pools[a->npools]) != 0)
+                    return cli_bad("warmpool", o, "at most 32 integers in [0, 4096], e.g. 0,1,2,4", v);
                 for (int k = 0; k < a->npools; k++)
                     if (a->pools[k] == a->pools[a->npools])
-                        return bad(o, "distinct sizes", v);
+                        return cli_bad("warmpool", o, "distinct sizes", v);
                 a->npools++;
             }
             if (a->npools == 0)
-                return bad(o, "a list of integers >= 0, e.g. 0,1,2,4", v);
+                return cli_bad("warmpool", o, "a list of integers >= 0, e.g. 0,1,2,4", v);
             i++;
         } else if (!strcmp(o, "--target-violation-min-per-day")) {
             char *end;
             a->target = v ? strtod(v, &end) : -1;
             if (!v || *end || !isfinite(a->target) || a->target < 0)
-                return bad(o, "a number >= 0", v);
+                return cli_bad("warmpool", o, "a number >= 0", v);
             i++;
         } else if (!strcmp(o, "--axis")) {
             const char *eq = v ? strchr(v, '=') : NULL;
             if (!eq || eq == v || (size_t)(eq - v) >= sizeof a->axis_key || !eq[1])
-                return bad(o, "KEY=V1,V2,...", v);
+                return cli_bad("warmpool", o, "KEY=V1,V2,...", v);
             if (a->naxis)
-                return bad(o, "one --axis", v);
+                return cli_bad("warmpool", o, "one --axis", v);
             snprintf(a->axis_key, sizeof a->axis_key, "%.*s", (int)(eq - v), v);
             char buf[1024];
             snprintf(buf, sizeof buf, "%s", eq + 1);
             for (char *t = strtok(buf, ","); t; t = strtok(NULL, ",")) {
                 if (a->naxis == WP_MAX_VALUES || strlen(t) >= sizeof a->axis_vals[0])
-                    return bad(o, "at most 32 values of at most 31 characters", v);
+                    return cli_bad("warmpool", o, "at most 32 values of at most 31 characters", v);
                 snprintf(a->axis_vals[a->naxis++], sizeof a->axis_vals[0], "%s", t);
             }
             i++;
         } else if (!strcmp(o, "--replications") || !strcmp(o, "--threads")) {
-            if (parse_int(v, 1, INT_MAX, o[2] == 'r' ? &a->replications : &a->threads) != 0)
-                return bad(o, "an integer >= 1", v);
+            if (cli_int_range(v, 1, INT_MAX, o[2] == 'r' ? &a->replications : &a->threads) != 0)
+                return cli_bad("warmpool", o, "an integer >= 1", v);
             i++;
         } else if (!strcmp(o, "--duration")) {
             char *end;
             a->duration_s = v ? strtod(v, &end) : 0;
             if (!v || *end || !isfinite(a->duration_s) || a->duration_s <= 0)
-                return bad(o, "seconds > 0", v);
+                return cli_bad("warmpool", o, "seconds > 0", v);
             i++;
         } else if (!strcmp(o, "--seed")) {
             char *end;
             errno = 0;
             a->seed = v && *v != '-' ? strtoull(v, &end, 10) : 0;
             if (!v || *v == '-' || !*v || *end || errno)
-                return bad(o, "a non-negative integer", v);
+                return cli_bad("warmpool", o, "a non-negative integer", v);
             a->have_seed = true;
             i++;
         } else if (!strcmp(o, "--set")) {
             const char *eq = v ? strchr(v, '=') : NULL;
             if (!eq || eq == v || strlen(v) >= sizeof a->set_buf[0] || a->nset == WP_MAX_SET)
-                return bad(o, "KEY=VALUE (at most 64)", v);
+                return cli_bad("warmpool", o, "KEY=VALUE (at most 64)", v);
             char *b = a->set_buf[a->nset];
             snprintf(b, sizeof a->set_buf[0], "%s", v);
             b[eq - v] = 0;
@@ -187,7 +169,7 @@ static int parse_args(int argc, char **argv, wp_args *a)
             i++;
         } else if (!strcmp(o, "--json") || !strcmp(o, "--out")) {
             if (!v || !*v)
-                return bad(o, o[2] == 'j' ? "a file name or -" : "a directory", v);
+                return cli_bad("warmpool", o, o[2] == 'j' ? "a file name or -" : "a directory", v);
             *(o[2] == 'j' ? &a->json : &a->out_dir) = v;
             i++;
         } else if (o[0] == '-' && o[1]) {

@@ -1,0 +1,63 @@
+/* cli_args.c — the small parsers every subcommand's options share (see
+ * cli_args.h). strtol and friends skip leading white space and take a sign
+ * on their own; these check the first character themselves so that " 5",
+ * "+5" and " -5" (which strtoull would wrap to a huge value) are refused.
+ * Nothing here prints except cli_bad, and nothing exits. */
+#include "models/cli_args.h"
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "models/cli.h"
+
+int cli_u64(const char *s, unsigned long long *out)
+{
+    if (!s || !isdigit((unsigned char)*s))
+        return -1;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || *end)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_int_range(const char *s, long lo, long hi, int *out)
+{
+    if (!s || !(isdigit((unsigned char)*s) || (lo < 0 && *s == '-')))
+        return -1;
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi || v < INT_MIN || v > INT_MAX)
+        return -1;
+    *out = (int)v;
+    return 0;
+}
+
+int cli_pos_int(const char *s, int *out)
+{
+    return cli_int_range(s, 1, INT_MAX, out);
+}
+
+int cli_pos_double(const char *s, double *out, bool allow_zero)
+{
+    if (!s || !*s || isspace((unsigned char)*s))
+        return -1;
+    char *end;
+    errno = 0;
+    double v = strtod(s, &end);
+    if (errno || *end || !isfinite(v) || v < 0 || (!allow_zero && v == 0))
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_bad(const char *cmd, const char *opt, const char *want, const char *got)
+{
+    fprintf(stderr, "vlsim %s: %s: expected %s, got \"%s\"\n", cmd, opt, want, got ? got : "");
+    return CLI_BAD_INPUT;
+}

@@ -10,9 +10,10 @@
 #include "sim/ev.h"
 #include "sim/tw.h"
 #include "sim/whist.h"
+#include "models/cores.h"
 
 enum { EV_ARRIVE, EV_QUERY, EV_DEPART, EV_RELEASE, EV_GPU_DONE, EV_GPU_WAKE, EV_CONTROL,
-       EV_WARMUP, EV_END };
+       EV_WARMUP, EV_END, EV_CORES, EV_WOKEN };
 enum { ITEM_FRAME, ITEM_QUERY };
 #define NO_ITEM UINT32_MAX
 
@@ -110,7 +111,14 @@ typedef struct {
     int failed;
     int defer_kicks;             /* a batch's frames are moving on: GPUs wait for all of them */
     uint64_t place_salt;         /* hash placement: this replication's session ids */
+    cores_t cores;               /* cpu.cores > 0: the cores the stages' threads share */
 } pipe_t;
+
+/* Stage s's threads run on the shared cores (cpu: in the scenario). */
+static inline int pipe_on_cores(const pipe_t *p, int s)
+{
+    return p->cfg->cpu.cores > 0 && (p->cfg->cpu.stage_mask >> s & 1);
+}
 
 /* pipeline.c */
 int pipe_fifo_push(fifo_t *q, uint32_t v);

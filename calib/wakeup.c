@@ -1,0 +1,183 @@
+/* wakeup.c — condition-variable ping-pong: thread wake-up latency. See
+ * wakeup.h. Each side waits for its turn on one condition variable; the
+ * signaller stamps CLOCK_MONOTONIC just before pthread_cond_signal, the
+ * woken side just after its pthread_cond_wait returns. */
+#include "calib/wakeup.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim/out.h"
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int turn;              /* 0 or 1: whose turn */
+    int total;             /* handoffs to make */
+    int done;
+    int64_t stamp;         /* ns, at the last signal */
+    double *ms;            /* latencies, index = handoff */
+} pingpong;
+
+static int64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+typedef struct {
+    pingpong *pp;
+    int me;
+} side;
+
+static void *player(void *arg)
+{
+    side *sd = arg;
+    pingpong *pp = sd->pp;
+    pthread_mutex_lock(&pp->mu);
+    for (;;) {
+        while (pp->turn != sd->me && pp->done < pp->total)
+            pthread_cond_wait(&pp->cv, &pp->mu);
+        if (pp->done >= pp->total)
+            break;
+        if (pp->done > 0)
+            pp->ms[pp->done - 1] = 1e-6 * (double)(now_ns() - pp->stamp);
+        pp->done++;
+        pp->turn = 1 - sd->me;
+        pp->stamp = now_ns();
+        pthread_cond_broadcast(&pp->cv);
+    }
+    pthread_cond_broadcast(&pp->cv);
+    pthread_mutex_unlock(&pp->mu);
+    return NULL;
+}
+
+int wake_measure(int rounds, int warmup, harness_result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    if (rounds < 1 || warmup < 0) {
+        snprintf(err, errlen, "rounds must be >= 1 and warmup >= 0");
+        return -1;
+    }
+    pingpong pp;
+    memset(&pp, 0, sizeof pp);
+    pp.total = rounds + warmup + 1;
+    pp.ms = malloc((size_t)pp.total * sizeof *pp.ms);
+    if (!pp.ms) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    pthread_mutex_init(&pp.mu, NULL);
+    pthread_cond_init(&pp.cv, NULL);
+    side a = {&pp, 0}, b = {&pp, 1};
+    pthread_t ta, tb;
+    int bad = pthread_create(&ta, NULL, player, &a);
+    if (!bad && pthread_create(&tb, NULL, player, &b)) {
+        pthread_mutex_lock(&pp.mu);
+        pp.done = pp.total;           /* stop the first one */
+        pthread_cond_broadcast(&pp.cv);
+        pthread_mutex_unlock(&pp.mu);
+        pthread_join(ta, NULL);
+        bad = 1;
+    } else if (!bad) {
+        pthread_join(ta, NULL);
+        pthread_join(tb, NULL);
+    }
+    pthread_cond_destroy(&pp.cv);
+    pthread_mutex_destroy(&pp.mu);
+    if (bad) {
+        free(pp.ms);
+        snprintf(err, errlen, "cannot start the ping-pong threads");
+        return -1;
+    }
+    double *s = malloc((size_t)rounds * sizeof *s);
+    if (!s) {
+        free(pp.ms);
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    memcpy(s, pp.ms + warmup, (size_t)rounds * sizeof *s);
+    free(pp.ms);
+    if (harness_stats(s, rounds, r)) {   /* takes s */
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: vlcalib wakeup [--rounds N] [--out F.yaml [--force]]\n"
+            "Thread wake-up latency: two threads hand a token back and forth on a condition\n"
+            "variable; each handoff is timed from the signal to the woken thread running\n"
+            "(CLOCK_MONOTONIC), after 1000 untimed ones. Default 20000 rounds. Prints n, mean,\n"
+            "p50, p95, p99 in ms; --out writes them as YAML (wakeup: {n, mean_ms, ...}),\n"
+            "the simulator's cpu.wake_ms is its mean_ms.\n");
+}
+
+int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
+{
+    int rounds = 20000;
+    const char *path = NULL;
+    bool force = false;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(out);
+            return 0;
+        } else if (!strcmp(argv[i], "--force")) {
+            force = true;
+        } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end || v < 1 || v > 10000000) {
+                fprintf(err, "vlcalib wakeup: --rounds must be an integer from 1 to 10000000, "
+                        "not '%s'\n", argv[i]);
+                return 2;
+            }
+            rounds = (int)v;
+        } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
+            path = argv[++i];
+        } else {
+            fprintf(err, "vlcalib wakeup: unknown or incomplete option '%s' (see vlcalib "
+                    "wakeup --help)\n", argv[i]);
+            return 2;
+        }
+    }
+    char msg[512];
+    if (path && out_check(path, force, msg, sizeof msg)) {
+        fprintf(err, "vlcalib wakeup: %s\n", msg);
+        return 2;
+    }
+    harness_result r;
+    if (wake_measure(rounds, 1000, &r, msg, sizeof msg)) {
+        fprintf(err, "vlcalib wakeup: %s\n", msg);
+        return 2;
+    }
+    char line[512];
+    snprintf(line, sizeof line,
+             "wakeup: {n: %d, mean_ms: %.6f, p50_ms: %.6f, p95_ms: %.6f, p99_ms: %.6f, "
+             "max_ms: %.6f}\n", r.n, r.mean, r.p50, r.p95, r.p99, r.max);
+    fprintf(out, "%s", line);
+    int status = 0;
+    if (path) {
+        out_file o;
+        if (out_open(&o, path, msg, sizeof msg)) {
+            status = 2;
+        } else {
+            fprintf(o.f, "# vlcalib wakeup: condition-variable handoff latency, %d rounds\n%s",
+                    rounds, line);
+            if (out_commit(&o, msg, sizeof msg))
+                status = 2;
+        }
+        if (status)
+            fprintf(err, "vlcalib wakeup: %s\n", msg);
+    }
+    harness_result_free(&r);
+    return status;
+}

@@ -1,0 +1,22 @@
+/* wakeup.h — thread wake-up latency on a condition variable (issue 7): the
+ * delay between one thread signalling a sleeping one and that one running,
+ * measured in isolation by a ping-pong of two threads, each handing a token
+ * to the other and going to sleep. It is the per-handoff delay a pipeline
+ * of threads pays when an item reaches an idle worker (the simulator's
+ * cpu.wake_ms). Nothing here prints or keeps global state. */
+#ifndef VL_CALIB_WAKEUP_H
+#define VL_CALIB_WAKEUP_H
+
+#include <stdio.h>
+#include "calib/harness.h"
+
+/* rounds handoffs (each one way) after warmup untimed ones: r filled with
+ * their latencies in ms (free with harness_result_free). 0, or -1 and a
+ * message. */
+int wake_measure(int rounds, int warmup, harness_result *r, char *err, size_t errlen);
+
+/* `vlcalib wakeup [--rounds N] [--out F.yaml [--force]]` (argv[0] is
+ * "wakeup"); returns the exit status. */
+int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err);
+
+#endif

@@ -5,6 +5,7 @@
 #include "calib/wakeup.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -55,6 +56,44 @@ static void *player(void *arg)
     pthread_cond_broadcast(&pp->cv);
     pthread_mutex_unlock(&pp->mu);
     return NULL;
+}
+
+typedef struct {
+    atomic_bool *stop;
+} spinner;
+
+/* Keep one core busy until told to stop (the cores-all-busy case). */
+static void *spin_main(void *arg)
+{
+    spinner *sp = arg;
+    volatile uint64_t x = 0;
+    while (!atomic_load_explicit(sp->stop, memory_order_relaxed))
+        x++;
+    return NULL;
+}
+
+int wake_measure_busy(int rounds, int warmup, int busy, harness_result *r, char *err,
+                      size_t errlen)
+{
+    if (busy < 0 || busy > 256) {
+        snprintf(err, errlen, "busy threads must be in 0..256");
+        return -1;
+    }
+    atomic_bool stop;
+    atomic_init(&stop, false);
+    spinner sp = {&stop};
+    pthread_t th[256];
+    int started = 0;
+    for (; started < busy; started++)
+        if (pthread_create(&th[started], NULL, spin_main, &sp))
+            break;
+    int rc = started == busy ? wake_measure(rounds, warmup, r, err, errlen) : -1;
+    if (started != busy)
+        snprintf(err, errlen, "cannot start the busy threads");
+    atomic_store(&stop, true);
+    for (int k = 0; k < started; k++)
+        pthread_join(th[k], NULL);
+    return rc;
 }
 
 int wake_measure(int rounds, int warmup, harness_result *r, char *err, size_t errlen)
@@ -113,17 +152,19 @@ int wake_measure(int rounds, int warmup, harness_result *r, char *err, size_t er
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: vlcalib wakeup [--rounds N] [--out F.yaml [--force]]\n"
+            "usage: vlcalib wakeup [--rounds N] [--busy N] [--out F.yaml [--force]]\n"
             "Thread wake-up latency: two threads hand a token back and forth on a condition\n"
             "variable; each handoff is timed from the signal to the woken thread running\n"
             "(CLOCK_MONOTONIC), after 1000 untimed ones. Default 20000 rounds. Prints n, mean,\n"
             "p50, p95, p99 in ms; --out writes them as YAML (wakeup: {n, mean_ms, ...}),\n"
-            "the simulator's cpu.wake_ms is its mean_ms.\n");
+            "the simulator's cpu.wake_ms is its mean_ms. --busy N measures it a second time\n"
+            "with N threads spinning (N = the cores: every core busy) and adds a line\n"
+            "busy: {threads, n, mean_ms, ...} (whether a woken thread waits for a core).\n");
 }
 
 int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
 {
-    int rounds = 20000;
+    int rounds = 20000, busy = 0;
     const char *path = NULL;
     bool force = false;
     for (int i = 1; i < argc; i++) {
@@ -141,6 +182,15 @@ int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
                 return 2;
             }
             rounds = (int)v;
+        } else if (!strcmp(argv[i], "--busy") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end || v < 0 || v > 256) {
+                fprintf(err, "vlcalib wakeup: --busy must be an integer from 0 to 256, not '%s'\n",
+                        argv[i]);
+                return 2;
+            }
+            busy = (int)v;
         } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
             path = argv[++i];
         } else {
@@ -159,10 +209,22 @@ int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
         fprintf(err, "vlcalib wakeup: %s\n", msg);
         return 2;
     }
-    char line[512];
-    snprintf(line, sizeof line,
+    char line[1024];
+    int len = snprintf(line, sizeof line,
              "wakeup: {n: %d, mean_ms: %.6f, p50_ms: %.6f, p95_ms: %.6f, p99_ms: %.6f, "
              "max_ms: %.6f}\n", r.n, r.mean, r.p50, r.p95, r.p99, r.max);
+    if (busy > 0) {
+        harness_result b;
+        if (wake_measure_busy(rounds, 1000, busy, &b, msg, sizeof msg)) {
+            harness_result_free(&r);
+            fprintf(err, "vlcalib wakeup: %s\n", msg);
+            return 2;
+        }
+        snprintf(line + len, sizeof line - (size_t)len,
+                 "busy: {threads: %d, n: %d, mean_ms: %.6f, p50_ms: %.6f, p95_ms: %.6f, "
+                 "p99_ms: %.6f, max_ms: %.6f}\n", busy, b.n, b.mean, b.p50, b.p95, b.p99, b.max);
+        harness_result_free(&b);
+    }
     fprintf(out, "%s", line);
     int status = 0;
     if (path) {

@@ -15,6 +15,11 @@
  * message. */
 int wake_measure(int rounds, int warmup, harness_result *r, char *err, size_t errlen);
 
+/* The same with `busy` threads spinning meanwhile (busy = the cores: the
+ * woken thread must take a core from a running one). */
+int wake_measure_busy(int rounds, int warmup, int busy, harness_result *r, char *err,
+                      size_t errlen);
+
 /* `vlcalib wakeup [--rounds N] [--out F.yaml [--force]]` (argv[0] is
  * "wakeup"); returns the exit status. */
 int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err);

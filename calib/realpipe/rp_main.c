@@ -14,6 +14,7 @@
  * Every output is written atomically (sim/out.h), never over a file without
  * --force. Exit status: 0, 2 on bad input or a failure. */
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -248,11 +249,20 @@ static int cmd_scenario(opts *o, char *err, size_t n)
     rp_capacity c;
     if (check_out(o->out, o->force, err, n) || rp_capacity_of(&o->p, o->calib, o->dcalib, &c, err, n))
         return -1;
+
+    /* absolute paths: the scenario resolves relative ones against its own folder */
+    char *tiny = realpath(o->calib, NULL), *dec = realpath(o->dcalib, NULL);
+    int rc = -1;
     out_file f;
-    if (out_open(&f, o->out, err, n))
-        return -1;
-    rp_scenario_write(f.f, &o->p, o->calib, o->dcalib, o->sim_s, o->sim_reps);
-    return out_commit(&f, err, n);
+    if (!tiny || !dec)
+        snprintf(err, n, "cannot resolve %s", !tiny ? o->calib : o->dcalib);
+    else if (!out_open(&f, o->out, err, n)) {
+        rp_scenario_write(f.f, &o->p, tiny, dec, o->sim_s, o->sim_reps);
+        rc = out_commit(&f, err, n);
+    }
+    free(tiny);
+    free(dec);
+    return rc;
 }
 
 static void put_row(FILE *f, double load, const char *stage, const char *metric, double real,

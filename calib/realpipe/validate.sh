@@ -12,7 +12,7 @@
 #     validation/cdf.png (gnuplot), and the calibration used (validation/calib/).
 # Knobs (environment): RUNS (3), DURATION (15 s of frames per run), WARMUP (2 s),
 # SIM_S (120 s x 5 replications), LOADS ("0.30 0.50 0.70 0.85"), NOTE (a line for
-# the report, e.g. "taken on a loaded machine"), NICE (-10 when root, else 0: the
+# the report, e.g. "taken on a loaded machine"), NICE (-19 when root, else 0: the
 # calibration and the runs get a higher scheduling weight than other processes, so
 # these perturb them less; on a quiet machine it changes nothing). Never part of
 # `make test`.
@@ -29,7 +29,7 @@ OUT=validation
 WORK=build/validate
 export OPENBLAS_NUM_THREADS=1
 CORES=$(nproc)
-if [ -z "${NICE:-}" ]; then [ "$(id -u)" = 0 ] && NICE=-10 || NICE=0; fi
+if [ -z "${NICE:-}" ]; then [ "$(id -u)" = 0 ] && NICE=-19 || NICE=0; fi
 # With autogroup scheduling (Linux's default) nice counts only within a session, so
 # the experiment runs in a session of its own whose autogroup gets the nice value.
 if [ "$NICE" != 0 ] && [ -w /proc/self/autogroup ]; then

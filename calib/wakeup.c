@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include "sim/out.h"
@@ -87,7 +88,7 @@ int wake_measure_busy(int rounds, int warmup, int busy, harness_result *r, char 
     for (; started < busy; started++)
         if (pthread_create(&th[started], NULL, spin_main, &sp))
             break;
-    int rc = started == busy ? wake_measure(rounds, warmup, r, err, errlen) : -1;
+    int rc = started == busy ? wake_measure(rounds, warmup, r, NULL, err, errlen) : -1;
     if (started != busy)
         snprintf(err, errlen, "cannot start the busy threads");
     atomic_store(&stop, true);
@@ -96,7 +97,8 @@ int wake_measure_busy(int rounds, int warmup, int busy, harness_result *r, char 
     return rc;
 }
 
-int wake_measure(int rounds, int warmup, harness_result *r, char *err, size_t errlen)
+int wake_measure(int rounds, int warmup, harness_result *r, double *cpu_ms, char *err,
+                 size_t errlen)
 {
     memset(r, 0, sizeof *r);
     if (rounds < 1 || warmup < 0) {
@@ -115,6 +117,8 @@ int wake_measure(int rounds, int warmup, harness_result *r, char *err, size_t er
     pthread_cond_init(&pp.cv, NULL);
     side a = {&pp, 0}, b = {&pp, 1};
     pthread_t ta, tb;
+    struct rusage u0, u1;
+    getrusage(RUSAGE_SELF, &u0);
     int bad = pthread_create(&ta, NULL, player, &a);
     if (!bad && pthread_create(&tb, NULL, player, &b)) {
         pthread_mutex_lock(&pp.mu);
@@ -127,8 +131,16 @@ int wake_measure(int rounds, int warmup, harness_result *r, char *err, size_t er
         pthread_join(ta, NULL);
         pthread_join(tb, NULL);
     }
+    getrusage(RUSAGE_SELF, &u1);
     pthread_cond_destroy(&pp.cv);
     pthread_mutex_destroy(&pp.mu);
+    if (cpu_ms) {
+        double used = (double)(u1.ru_utime.tv_sec - u0.ru_utime.tv_sec + u1.ru_stime.tv_sec
+                               - u0.ru_stime.tv_sec) * 1e3
+                      + (double)(u1.ru_utime.tv_usec - u0.ru_utime.tv_usec + u1.ru_stime.tv_usec
+                                 - u0.ru_stime.tv_usec) * 1e-3;
+        *cpu_ms = used / pp.total;
+    }
     if (bad) {
         free(pp.ms);
         snprintf(err, errlen, "cannot start the ping-pong threads");
@@ -157,7 +169,8 @@ static void usage(FILE *f)
             "variable; each handoff is timed from the signal to the woken thread running\n"
             "(CLOCK_MONOTONIC), after 1000 untimed ones. Default 20000 rounds. Prints n, mean,\n"
             "p50, p95, p99 in ms; --out writes them as YAML (wakeup: {n, mean_ms, ...}),\n"
-            "the simulator's cpu.wake_ms is its mean_ms. --busy N measures it a second time\n"
+            "the simulator's cpu.wake_ms is its mean_ms; cpu_ms is the CPU time (user +\n"
+            "system, both threads) per handoff, the simulator's cpu.handoff_ms. --busy N measures it a second time\n"
             "with N threads spinning (N = the cores: every core busy) and adds a line\n"
             "busy: {threads, n, mean_ms, ...} (whether a woken thread waits for a core).\n");
 }
@@ -205,14 +218,15 @@ int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
         return 2;
     }
     harness_result r;
-    if (wake_measure(rounds, 1000, &r, msg, sizeof msg)) {
+    double cpu = 0;
+    if (wake_measure(rounds, 1000, &r, &cpu, msg, sizeof msg)) {
         fprintf(err, "vlcalib wakeup: %s\n", msg);
         return 2;
     }
     char line[1024];
     int len = snprintf(line, sizeof line,
              "wakeup: {n: %d, mean_ms: %.6f, p50_ms: %.6f, p95_ms: %.6f, p99_ms: %.6f, "
-             "max_ms: %.6f}\n", r.n, r.mean, r.p50, r.p95, r.p99, r.max);
+             "max_ms: %.6f, cpu_ms: %.6f}\n", r.n, r.mean, r.p50, r.p95, r.p99, r.max, cpu);
     if (busy > 0) {
         harness_result b;
         if (wake_measure_busy(rounds, 1000, busy, &b, msg, sizeof msg)) {

@@ -11,9 +11,11 @@
 #include "calib/harness.h"
 
 /* rounds handoffs (each one way) after warmup untimed ones: r filled with
- * their latencies in ms (free with harness_result_free). 0, or -1 and a
- * message. */
-int wake_measure(int rounds, int warmup, harness_result *r, char *err, size_t errlen);
+ * their latencies in ms (free with harness_result_free), and *cpu_ms (may
+ * be NULL) with the process's CPU time (user + system) per handoff, all
+ * handoffs counted. 0, or -1 and a message. */
+int wake_measure(int rounds, int warmup, harness_result *r, double *cpu_ms, char *err,
+                 size_t errlen);
 
 /* The same with `busy` threads spinning meanwhile (busy = the cores: the
  * woken thread must take a core from a running one). */

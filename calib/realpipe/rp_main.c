@@ -20,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "calib/realpipe/rp_params.h"
 #include "calib/realpipe/rp_pipe.h"
@@ -355,6 +356,12 @@ done:
 
 int main(int argc, char **argv)
 {
+    /* OpenBLAS reads its thread count when it loads: without the variable it
+     * would start a pool whose threads compete with the pipeline's own. */
+    if (!getenv("OPENBLAS_NUM_THREADS")) {
+        setenv("OPENBLAS_NUM_THREADS", "1", 1);
+        execv("/proc/self/exe", argv);          /* on failure, go on: cpu_set_threads(1) */
+    }
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

@@ -16,6 +16,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calib/harness.h"
+#include "calib/wakeup.h"
 #include "calib/realpipe/rp_params.h"
 #include "calib/realpipe/rp_scen.h"
 #include "calib/realpipe/rp_span.h"
@@ -288,4 +290,25 @@ Test(realpipe, scenario_from_calibration)
     close_to("decode table(4)", cfg_table_ms(&c.stages[5].table, 4), 0.5);
     cr_expect_eq(c.stages[6].servers, 1);
     cfg_free(&c);
+}
+
+/* vlcalib wakeup's library: as many latencies as rounds asked, none
+ * negative, ordered statistics, a CPU cost that is positive; bad counts are
+ * refused. (Its values are timings: make validate's, not a test's.) */
+Test(realpipe, wakeup_counts)
+{
+    harness_result r;
+    double cpu = -1;
+    char err[256] = "";
+    cr_assert_eq(wake_measure(200, 10, &r, &cpu, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(r.n, 200);
+    cr_expect(r.min >= 0 && r.min <= r.p50 && r.p50 <= r.p99 && r.p99 <= r.max);
+    cr_expect(cpu > 0, "cpu per handoff %g", cpu);
+    harness_result_free(&r);
+    cr_assert_eq(wake_measure_busy(100, 0, 1, &r, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(r.n, 100);
+    harness_result_free(&r);
+    cr_expect_eq(wake_measure(0, 10, &r, NULL, err, sizeof err), -1);
+    cr_expect(strstr(err, "rounds"), "%s", err);
+    cr_expect_eq(wake_measure_busy(10, 0, 999, &r, err, sizeof err), -1);
 }

@@ -161,10 +161,111 @@ int wake_measure(int rounds, int warmup, harness_result *r, double *cpu_ms, char
     return 0;
 }
 
+/* ---- the ring ---------------------------------------------------------- */
+
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int n;
+} ring_q;
+
+typedef struct {
+    ring_q *q;
+    int threads, me;
+    double work_us;
+    atomic_bool *stop;
+    atomic_long *done;
+} ring_arg;
+
+static int64_t cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+static void *ring_main(void *arg)
+{
+    ring_arg *a = arg;
+    ring_q *mine = &a->q[a->me], *next = &a->q[(a->me + 1) % a->threads];
+    for (;;) {
+        pthread_mutex_lock(&mine->mu);
+        while (mine->n == 0 && !atomic_load(a->stop))
+            pthread_cond_wait(&mine->cv, &mine->mu);
+        if (atomic_load(a->stop)) {
+            pthread_mutex_unlock(&mine->mu);
+            return NULL;
+        }
+        mine->n--;
+        pthread_mutex_unlock(&mine->mu);
+        int64_t end = cpu_ns() + (int64_t)(a->work_us * 1e3);
+        volatile uint64_t x = 0;
+        while (cpu_ns() < end)
+            x++;
+        atomic_fetch_add(a->done, 1);
+        pthread_mutex_lock(&next->mu);
+        next->n++;
+        pthread_cond_signal(&next->cv);
+        pthread_mutex_unlock(&next->mu);
+    }
+}
+
+int wake_ring_busy(int threads, int tokens, double work_us, double seconds, double *busy,
+                   char *err, size_t errlen)
+{
+    if (threads < 1 || threads > 64 || tokens < 1 || !(work_us > 0) || !(seconds > 0)) {
+        snprintf(err, errlen, "ring: threads 1..64, tokens >= 1, work and time > 0");
+        return -1;
+    }
+    ring_q q[64];
+    ring_arg args[64];
+    pthread_t th[64];
+    atomic_bool stop;
+    atomic_long done;
+    atomic_init(&stop, false);
+    atomic_init(&done, 0);
+    for (int k = 0; k < threads; k++) {
+        pthread_mutex_init(&q[k].mu, NULL);
+        pthread_cond_init(&q[k].cv, NULL);
+        q[k].n = 0;
+        args[k] = (ring_arg){q, threads, k, work_us, &stop, &done};
+    }
+    q[0].n = tokens;
+    int started = 0;
+    for (; started < threads; started++)
+        if (pthread_create(&th[started], NULL, ring_main, &args[started]))
+            break;
+    struct timespec t0, t1, nap = {(time_t)seconds, (long)((seconds - (double)(time_t)seconds) * 1e9)};
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    long d0 = atomic_load(&done);
+    nanosleep(&nap, NULL);
+    long d1 = atomic_load(&done);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    atomic_store(&stop, true);
+    for (int k = 0; k < threads; k++) {
+        pthread_mutex_lock(&q[k].mu);
+        pthread_cond_broadcast(&q[k].cv);
+        pthread_mutex_unlock(&q[k].mu);
+    }
+    for (int k = 0; k < started; k++)
+        pthread_join(th[k], NULL);
+    for (int k = 0; k < threads; k++) {
+        pthread_mutex_destroy(&q[k].mu);
+        pthread_cond_destroy(&q[k].cv);
+    }
+    if (started != threads) {
+        snprintf(err, errlen, "cannot start the ring's threads");
+        return -1;
+    }
+    double wall = (double)(t1.tv_sec - t0.tv_sec) + 1e-9 * (double)(t1.tv_nsec - t0.tv_nsec);
+    *busy = (double)(d1 - d0) * work_us * 1e-6 / wall;
+    return 0;
+}
+
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: vlcalib wakeup [--rounds N] [--busy N] [--out F.yaml [--force]]\n"
+            "usage: vlcalib wakeup [--rounds N] [--busy N] [--ring T] [--out F.yaml [--force]]\n"
             "Thread wake-up latency: two threads hand a token back and forth on a condition\n"
             "variable; each handoff is timed from the signal to the woken thread running\n"
             "(CLOCK_MONOTONIC), after 1000 untimed ones. Default 20000 rounds. Prints n, mean,\n"
@@ -172,12 +273,15 @@ static void usage(FILE *f)
             "the simulator's cpu.wake_ms is its mean_ms; cpu_ms is the CPU time (user +\n"
             "system, both threads) per handoff, the simulator's cpu.handoff_ms. --busy N measures it a second time\n"
             "with N threads spinning (N = the cores: every core busy) and adds a line\n"
-            "busy: {threads, n, mean_ms, ...} (whether a woken thread waits for a core).\n");
+            "busy: {threads, n, mean_ms, ...} (whether a woken thread waits for a core).\n"
+            "--ring T: T threads in a ring hand tokens on, each computing 500 us of CPU per\n"
+            "token; with k = 1..T tokens circulating, the cores kept busy (CPU work per wall\n"
+            "second, 1 s each): speedup: [s1, ..., sT], the simulator's cpu.speedup.\n");
 }
 
 int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
 {
-    int rounds = 20000, busy = 0;
+    int rounds = 20000, busy = 0, ring = 0;
     const char *path = NULL;
     bool force = false;
     for (int i = 1; i < argc; i++) {
@@ -204,6 +308,15 @@ int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
                 return 2;
             }
             busy = (int)v;
+        } else if (!strcmp(argv[i], "--ring") && i + 1 < argc) {
+            char *end;
+            long v = strtol(argv[++i], &end, 10);
+            if (end == argv[i] || *end || v < 1 || v > 16) {
+                fprintf(err, "vlcalib wakeup: --ring must be an integer from 1 to 16, not '%s'\n",
+                        argv[i]);
+                return 2;
+            }
+            ring = (int)v;
         } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
             path = argv[++i];
         } else {
@@ -238,6 +351,20 @@ int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
                  "busy: {threads: %d, n: %d, mean_ms: %.6f, p50_ms: %.6f, p95_ms: %.6f, "
                  "p99_ms: %.6f, max_ms: %.6f}\n", busy, b.n, b.mean, b.p50, b.p95, b.p99, b.max);
         harness_result_free(&b);
+        len = (int)strlen(line);
+    }
+    if (ring > 0) {
+        len += snprintf(line + len, sizeof line - (size_t)len, "speedup: [");
+        for (int k = 1; k <= ring; k++) {
+            double b;
+            if (wake_ring_busy(ring, k, 500.0, 1.0, &b, msg, sizeof msg)) {
+                harness_result_free(&r);
+                fprintf(err, "vlcalib wakeup: %s\n", msg);
+                return 2;
+            }
+            len += snprintf(line + len, sizeof line - (size_t)len, "%s%.4f", k > 1 ? ", " : "", b);
+        }
+        snprintf(line + len, sizeof line - (size_t)len, "]\n");
     }
     fprintf(out, "%s", line);
     int status = 0;

@@ -22,6 +22,15 @@ int wake_measure(int rounds, int warmup, harness_result *r, double *cpu_ms, char
 int wake_measure_busy(int rounds, int warmup, int busy, harness_result *r, char *err,
                       size_t errlen);
 
+/* How many cores a pipeline of threads really keeps busy: `threads` threads
+ * in a ring, each taking a token from its queue, computing work_us of CPU
+ * time (CLOCK_THREAD_CPUTIME_ID) and handing the token to the next, with
+ * `tokens` tokens circulating, for `seconds`. *busy: CPU work done per
+ * second of wall time (processor sharing would give min(tokens, cores)).
+ * 0, or -1 and a message. */
+int wake_ring_busy(int threads, int tokens, double work_us, double seconds, double *busy,
+                   char *err, size_t errlen);
+
 /* `vlcalib wakeup [--rounds N] [--out F.yaml [--force]]` (argv[0] is
  * "wakeup"); returns the exit status. */
 int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err);

@@ -181,8 +181,14 @@ typedef struct {
  * that sleeps when its queue is empty needs wake_ms to run again once an item
  * is handed to it (a condition-variable wake-up, measured in isolation by
  * `vlcalib wakeup`); a batch timeout's timed wait wakes as late. */
+#define CFG_MAX_SPEEDUP 16
 typedef struct {
     int cores;               /* 0: off (every server runs at full speed, no wake-up delay) */
+    int nspeedup;            /* 0: speedup(n) = min(n, cores) */
+    double speedup[CFG_MAX_SPEEDUP]; /* the cores' total speed with n threads busy,
+                                        speedup[n-1] (the last for more): what the OS
+                                        really delivers, measured by vlcalib wakeup --ring;
+                                        each of n busy threads runs at speedup(n) / n */
     double wake_ms;          /* >= 0: delay before an idle thread starts a handed-over item */
     uint64_t stage_mask;     /* bit s: stage s's servers (on a GPU stage, the GPU's batches
                                 of it) are threads on the cores; default every stage */

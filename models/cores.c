@@ -8,9 +8,11 @@
  * computed from its remaining work, so only rounding is left. */
 #define CORES_EPS 1e-9
 
-int cores_init(cores_t *c, int cores, uint32_t tick_kind)
+int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint32_t tick_kind)
 {
     c->cores = cores < 1 ? 1 : cores;
+    c->speedup = nspeedup > 0 ? speedup : NULL;
+    c->nspeedup = nspeedup;
     c->tick_kind = tick_kind;
     c->n = 0;
     c->cap = 16;
@@ -29,6 +31,8 @@ void cores_free(cores_t *c)
 
 double cores_rate(const cores_t *c)
 {
+    if (c->speedup && c->n > 0)
+        return c->speedup[(c->n < c->nspeedup ? c->n : c->nspeedup) - 1] / c->n;
     return c->n > c->cores ? (double)c->cores / c->n : 1.0;
 }
 

@@ -3,7 +3,8 @@
  *
  * A job is a piece of work (ms of CPU at full speed) whose completion is an
  * ordinary event (kind, a, b) of the caller's. With n jobs running on k
- * cores each advances at min(1, k/n) ms of work per ms; whenever n changes
+ * cores each advances at min(1, k/n) ms of work per ms (or speedup(n)/n with a
+ * measured speed-up table); whenever n changes
  * the earliest completion is rescheduled as one `tick` event of the
  * caller's kind tick_kind, carrying a generation number so that superseded
  * ticks are recognised and ignored. When a job's work is done its own event
@@ -23,6 +24,8 @@ typedef struct {
 
 typedef struct {
     int cores;             /* k >= 1 */
+    const double *speedup; /* NULL, or the total speed with n busy: speedup[min(n, nspeedup) - 1] */
+    int nspeedup;
     uint32_t tick_kind;    /* the caller's event kind for ticks */
     cores_job *job;
     int n, cap;
@@ -30,8 +33,10 @@ typedef struct {
     uint64_t gen;          /* the generation of the one live tick */
 } cores_t;
 
-/* 0, or -1 when out of memory. */
-int cores_init(cores_t *c, int cores, uint32_t tick_kind);
+/* 0, or -1 when out of memory. speedup (may be NULL; kept, not copied):
+ * with n jobs running their total speed is speedup[min(n, nspeedup) - 1]
+ * instead of min(n, cores). */
+int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint32_t tick_kind);
 void cores_free(cores_t *c);
 /* Start a job of `work` ms at now; its event (kind, a, b) comes when done. */
 int cores_start(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t a, uint64_t b,
@@ -39,7 +44,7 @@ int cores_start(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t a, 
 /* Handle a tick event (its payload b is the generation). 0, or -1 when out
  * of memory. */
 int cores_tick(cores_t *c, ev_queue *q, double now, uint64_t gen);
-/* The speed of each running job now: min(1, k/n). */
+/* The speed of each running job now: min(1, k/n), or speedup(n)/n. */
 double cores_rate(const cores_t *c);
 
 #endif

@@ -640,7 +640,7 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
         return -2;
     }
     p->place_salt = rng_stream_seed(cfg->seed, rep, 0x91ace5u);
-    if (cfg->cpu.cores > 0 && cores_init(&p->cores, cfg->cpu.cores, EV_CORES) != 0)
+    if (cfg->cpu.cores > 0 && cores_init(&p->cores, cfg->cpu.cores, cfg->cpu.speedup, cfg->cpu.nspeedup, EV_CORES) != 0)
         return -1;
     if (gpu_setup(p) != 0 || ctl_setup(p) != 0)
         return -1;

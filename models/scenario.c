@@ -1917,7 +1917,7 @@ static int check_stage_flow(loader *ld, const yaml_node_t *list, const scenario_
  * `stages` every stage's threads share the cores. */
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
-    static const char *const keys[] = {"cores", "wake_ms", "stages", NULL};
+    static const char *const keys[] = {"cores", "wake_ms", "stages", "speedup", NULL};
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16], all[512];
     const yaml_node_t *v;
@@ -1928,6 +1928,26 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
         return -1;
     if ((v = get(ld, map, "wake_ms")) && read_double(ld, v, "cpu.wake_ms", NONNEGATIVE, &u->wake_ms))
         return -1;
+    const yaml_node_t *sp = get(ld, map, "speedup");
+    if (sp) {                          /* [s1, s2, ...]: 0 < s_n <= n */
+        if (sp->type != YAML_SEQUENCE_NODE)
+            return fail(ld, sp, "cpu.speedup", "expected a list of numbers such as [1, 1.4, 1.8], "
+                        "got %s", describe(sp, show, sizeof show));
+        size_t n = (size_t)(sp->data.sequence.items.top - sp->data.sequence.items.start);
+        if (n == 0 || n > CFG_MAX_SPEEDUP)
+            return fail(ld, sp, "cpu.speedup", "must list 1 to %d numbers, got %zu",
+                        CFG_MAX_SPEEDUP, n);
+        for (size_t i = 0; i < n; i++) {
+            const yaml_node_t *e = yaml_document_get_node(&ld->doc, sp->data.sequence.items.start[i]);
+            path_index(ipath, "cpu.speedup", i);
+            if (read_double(ld, e, ipath, POSITIVE, &u->speedup[i]))
+                return -1;
+            if (u->speedup[i] > (double)(i + 1))
+                return fail(ld, e, ipath, "%zu busy threads cannot run faster than %zu cores, "
+                            "got %g", i + 1, i + 1, u->speedup[i]);
+        }
+        u->nspeedup = (int)n;
+    }
     u->stage_mask = c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1);
     const yaml_node_t *list = get(ld, map, "stages");
     if (!list)

@@ -105,7 +105,7 @@ Test(cores, unequal_jobs_closed_form)
     cores_t k;
     ev_queue q;
     cr_assert_eq(ev_init(&q, 16), 0);
-    cr_assert_eq(cores_init(&k, 1, 99), 0);
+    cr_assert_eq(cores_init(&k, 1, NULL, 0, 99), 0);
     cr_assert_eq(cores_start(&k, &q, 0.0, 7, 1, 0, 10.0), 0);
     cr_assert_eq(cores_start(&k, &q, 0.0, 7, 2, 0, 30.0), 0);
     double done[3] = {0};
@@ -164,6 +164,64 @@ Test(cores, wake_delay)
     cfg_free(&c);
 }
 
+/* A measured speed-up table: 4 servers, exponential mu = 1/ms, lambda 1.2/ms,
+ * speedup [1, 1.5]: the total service rate is 1 with one item, 1.5 with more,
+ * a birth-death chain with p_n = p0 1.2 (0.8)^(n-1) for n >= 1, so
+ * p0 = 1/(1 + 1.2/0.2) = 1/7, N = p0 1.2 / 0.2^2 = 30/7 and W = N / lambda
+ * = 25/7 ms (Little). */
+Test(cores, speedup_table_birth_death)
+{
+    scenario_cfg c;
+    kit_base(&c, "speedup", 13, 1, 0, 20.0, 400.0, 10);
+    poisson(&c, 1200.0);
+    c.stages[0].servers = 4;
+    exp_svc(&c.stages[0], 1.0);
+    c.cpu.cores = 2;
+    c.cpu.stage_mask = 1;
+    c.cpu.nspeedup = 2;
+    c.cpu.speedup[0] = 1.0;
+    c.cpu.speedup[1] = 1.5;
+    run_result r;
+    run(&c, 2, &r);
+    near("mean sojourn 25/7", r.stage[0].sojourn.mean.mean, 25.0 / 7.0, 0.04);
+    run_result_free(&r);
+    cfg_free(&c);
+}
+
+/* On cores.c directly: speedup [0.5, 1.2] — one job alone runs at half
+ * speed: 10 ms of work takes 20; two together at 0.6 each: 6 ms of work
+ * each end at 10. */
+Test(cores, speedup_closed_form)
+{
+    static const double sp[] = {0.5, 1.2};
+    cores_t k;
+    ev_queue q;
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 2, sp, 2, 99), 0);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 1, 0, 10.0), 0);
+    double done[3] = {0};
+    ev_t e;
+    while (ev_pop(&q, &e) == 0) {
+        if (e.kind == 99)
+            cr_assert_eq(cores_tick(&k, &q, e.t, e.b), 0);
+        else
+            done[e.a] = e.t;
+    }
+    near("alone at 0.5", done[1], 20.0, EXACT);
+    cr_assert_eq(cores_start(&k, &q, 100.0, 7, 1, 0, 6.0), 0);
+    cr_assert_eq(cores_start(&k, &q, 100.0, 7, 2, 0, 6.0), 0);
+    while (ev_pop(&q, &e) == 0) {
+        if (e.kind == 99)
+            cr_assert_eq(cores_tick(&k, &q, e.t, e.b), 0);
+        else
+            done[e.a] = e.t;
+    }
+    near("pair at 0.6 each", done[1], 110.0, EXACT);
+    near("pair at 0.6 each", done[2], 110.0, EXACT);
+    cores_free(&k);
+    ev_free(&q);
+}
+
 /* The loader: cpu: {cores, wake_ms, stages}. */
 static const char *load_err(const char *yaml, scenario_cfg *c, char *err, size_t n)
 {
@@ -195,4 +253,13 @@ Test(cores, scenario_keys)
     cr_expect(strstr(err, "cpu.wake_ms"), "%s", err);
     cr_assert_not_null(load_err(BASE "cpu: {core: 2}\n", &c, err, sizeof err));
     cr_expect(strstr(err, "did you mean 'cores'"), "%s", err);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, speedup: [0.98, 1.33, 1.73]}\n", &c, err,
+                            sizeof err), "%s", err);
+    cr_expect_eq(c.cpu.nspeedup, 3);
+    near("speedup[2]", c.cpu.speedup[2], 1.73, EXACT);
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speedup: [1, 2.5]}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.speedup[1]") && strstr(err, "cannot run faster"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speedup: 1.5}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.speedup") && strstr(err, "expected a list"), "%s", err);
 }

@@ -240,7 +240,7 @@ Test(realpipe, scenario_from_calibration)
     rp_params_default(&p);
     p.fps = 12.5;
     p.wake_ms = 0.004;
-    char path[] = "/tmp/vl-rp-scen-XXXXXX";
+    char path[] = "/tmp/vl-rp-scen-XXXXXX", tmpl[] = "/tmp/vl-rp-scen-XXXXXX";
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
     FILE *f = fdopen(fd, "w");
@@ -289,7 +289,42 @@ Test(realpipe, scenario_from_calibration)
     cr_expect_eq(c.stages[5].max_batch, 4);
     close_to("decode table(4)", cfg_table_ms(&c.stages[5].table, 4), 0.5);
     cr_expect_eq(c.stages[6].servers, 1);
+    cr_expect_eq(c.cpu.nspeedup, 0);
     cfg_free(&c);
+    /* a measured speed-up goes into the scenario as written */
+    p.nspeedup = 3;
+    p.speedup[0] = 0.98;
+    p.speedup[1] = 1.33;
+    p.speedup[2] = 1.73;
+    memcpy(path, tmpl, sizeof tmpl);
+    fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    f = fdopen(fd, "w");
+    rp_scenario_write(f, &p, tiny, vid, 30, 3);
+    fclose(f);
+    rc = scn_load(path, &c, err, sizeof err);
+    unlink(path);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_expect_eq(c.cpu.nspeedup, 3);
+    close_to("speedup[1]", c.cpu.speedup[1], 1.33);
+    cfg_free(&c);
+}
+
+/* With a speed-up table the cores saturate at its last value instead of
+ * `cores`: 1000 (1.73 - 0.00128) / 4.425 (see capacity_from_calibration). */
+Test(realpipe, capacity_with_speedup)
+{
+    rp_params p;
+    rp_params_default(&p);
+    p.nspeedup = 3;
+    p.speedup[0] = 0.98;
+    p.speedup[1] = 1.33;
+    p.speedup[2] = 1.73;
+    rp_capacity c;
+    char err[512] = "";
+    cr_assert_eq(rp_capacity_of(&p, D "tiny-fixture.yaml", "calib/data/fixture-video.yaml", &c,
+                                err, sizeof err), 0, "%s", err);
+    close_to("cores", c.rate[RP_RES_CORES], 1000.0 * (1.73 - 0.00128) / 4.425);
 }
 
 /* vlcalib wakeup's library: as many latencies as rounds asked, none

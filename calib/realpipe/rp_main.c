@@ -47,7 +47,8 @@ static void usage(FILE *f)
         "PARAMS: --streams N (8) --fps X (30) --duration S (12) --warmup S (2) --seed N (1)\n"
         "        --decode-workers N (2) --keep-every N (2) --max-batch N (8)\n"
         "        --batch-timeout-ms X (2) --queries-per-min X (6) --cores N (2)\n"
-        "        --wake-ms X (0) | --wakeup FILE (vlcalib wakeup --out: its mean_ms)\n");
+        "        --wake-ms X (0) | --wakeup FILE (vlcalib wakeup --out: its mean_ms, and\n"
+        "        its speedup list from --ring, if any)\n");
 }
 
 static int num_arg(const char *s, double lo, double hi, double *v)
@@ -61,8 +62,9 @@ static int num_arg(const char *s, double lo, double hi, double *v)
     return 0;
 }
 
-/* mean_ms from a `vlcalib wakeup --out` file. */
-static int read_wakeup(const char *path, double *ms, char *err, size_t n)
+/* mean_ms (and the speedup list, when there is one) from a `vlcalib wakeup
+ * --out` file. */
+static int read_wakeup(const char *path, double *ms, rp_params *p, char *err, size_t n)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
@@ -71,10 +73,24 @@ static int read_wakeup(const char *path, double *ms, char *err, size_t n)
     }
     char line[512];
     int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
+    while (fgets(line, sizeof line, f)) {
         const char *m = strstr(line, "mean_ms:");
-        if (line[0] != '#' && m && sscanf(m + 8, "%lf", ms) == 1 && *ms >= 0)
+        if (!found && !strncmp(line, "wakeup:", 7) && m && sscanf(m + 8, "%lf", ms) == 1 && *ms >= 0)
             found = 1;
+        if (!strncmp(line, "speedup: [", 10)) {
+            char *c = line + 10;
+            p->nspeedup = 0;
+            while (p->nspeedup < 16) {
+                char *end;
+                double x = strtod(c, &end);
+                if (end == c || !(x > 0))
+                    break;
+                p->speedup[p->nspeedup++] = x;
+                c = end;
+                while (*c == ',' || *c == ' ')
+                    c++;
+            }
+        }
     }
     fclose(f);
     if (!found)
@@ -158,7 +174,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             default: o->sim_reps = (int)x; break;
             }
         } else if (!strcmp(a, "--wakeup")) {
-            if (read_wakeup(v, &o->p.wake_ms, err, n))
+            if (read_wakeup(v, &o->p.wake_ms, &o->p, err, n))
                 return -1;
         } else if (!strcmp(a, "--out")) {
             o->out = v;

@@ -38,6 +38,8 @@ typedef struct {
     /* the machine, for the scenario */
     int cores;
     double wake_ms;
+    int nspeedup;              /* 0: none; else the cores' measured speed-up (vlcalib wakeup --ring) */
+    double speedup[16];
 } rp_params;
 
 /* 8 streams at 30 FPS for 12 s (2 s warm-up), 640x360 GOP 30 (60-frame

@@ -77,7 +77,8 @@ int rp_capacity_of(const rp_params *p, const char *tiny_calib, const char *decod
                      * c->llm_decode_ms / 1000.0;
     c->rate[RP_RES_DECODE] = 1000.0 * p->decode_workers / c->decode_ms;
     c->rate[RP_RES_EXECUTOR] = 1000.0 * (1.0 - c->query_share) / per_frame;
-    c->rate[RP_RES_CORES] = 1000.0 * (p->cores - c->query_share) / (c->decode_ms + per_frame);
+    double cores = p->nspeedup > 0 ? p->speedup[p->nspeedup - 1] : p->cores;
+    c->rate[RP_RES_CORES] = 1000.0 * (cores - c->query_share) / (c->decode_ms + per_frame);
     c->bottleneck = 0;
     for (int r = 1; r < RP_NRES; r++)
         if (c->rate[r] < c->rate[c->bottleneck])
@@ -113,8 +114,14 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
     if (p->queries_per_min > 0)
         fprintf(f, "  queries_per_min: %.9g\n", p->queries_per_min);
     fprintf(f, "cluster: {gpus: 1, gpu_type: cpu-executor-thread, gpu_policy: priority}\n");
-    fprintf(f, "cpu: {cores: %d, wake_ms: %.9g, stages: [decode, sample, encode, reduce, "
-               "llm_prefill, llm_decode]}\n", p->cores, p->wake_ms);
+    fprintf(f, "cpu: {cores: %d, wake_ms: %.9g, ", p->cores, p->wake_ms);
+    if (p->nspeedup > 0) {
+        fprintf(f, "speedup: [");
+        for (int k = 0; k < p->nspeedup; k++)
+            fprintf(f, "%s%.6g", k ? ", " : "", p->speedup[k]);
+        fprintf(f, "], ");
+    }
+    fprintf(f, "stages: [decode, sample, encode, reduce, llm_prefill, llm_decode]}\n");
     fprintf(f, "stages:\n");
     fprintf(f, "  - name: decode\n    workers: %d\n", p->decode_workers);
     queue_line(f, p->decode_capacity, p->decode_drop_oldest);

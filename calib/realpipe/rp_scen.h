@@ -18,7 +18,8 @@ enum { RP_RES_DECODE, RP_RES_EXECUTOR, RP_RES_CORES, RP_NRES };
  *   decode pool: workers / d                    (d: mean decode, I and P weighted by count)
  *   executor:    (1 - q) / (x / keep_every)     (x: encode(1) + reduce(1) + prefill(keep_tokens)
  *                                                at batch 1; q: the queries' decode share)
- *   cores:       (cores - q) / (d + x / keep_every)
+ *   cores:       (cores - q) / (d + x / keep_every)   (cores: the last speed-up
+ *                                                measured, when there is one)
  * and the smallest of them. Times in ms, rates in frames/s. */
 typedef struct {
     double decode_ms, encode_ms, reduce_ms, prefill_ms, llm_decode_ms;  /* batch 1 means */

@@ -3,7 +3,9 @@
 # isolated op timings only, against the real threaded pipeline.
 #
 #  1. calibrate every op in isolation: vlcalib (tiny, CPU, one OpenBLAS thread),
-#     vlcalib decode (the pipeline's own clip: H.264 640x360, GOP 30), vlcalib wakeup;
+#     vlcalib decode (the pipeline's own clip: H.264 640x360, GOP 30), vlcalib wakeup
+#     (wake-up latency, and with --ring 4 the cores' speed-up with 1..4 threads busy:
+#     the pipeline's four CPU threads);
 #  2. capacity from that calibration (vlrealpipe capacity: the bottleneck
 #     resource's saturation rate from the mean service times);
 #  3. at 30, 50, 70, 85 % of it (FPS varied, 8 streams): RUNS real runs and one
@@ -59,7 +61,7 @@ log "calibrating H.264 decode of the pipeline's clip (vlcalib decode)"
 "${PRIO[@]}" ./vlcalib decode --codec h264 --resolution 640x360 --fps 30 --gop 30 --bframes 0 --frames 60 \
   --passes 10 --force --out "$WORK/calib/h264-640x360.yaml" > "$WORK/calib/decode.log"
 log "measuring thread wake-up latency (vlcalib wakeup)"
-"${PRIO[@]}" ./vlcalib wakeup --busy "$CORES" --force --out "$WORK/calib/wakeup.yaml" > "$WORK/calib/wakeup.log"
+"${PRIO[@]}" ./vlcalib wakeup --busy "$CORES" --ring 4 --force --out "$WORK/calib/wakeup.yaml" > "$WORK/calib/wakeup.log"
 TINY=$PWD/$WORK/calib/cpu-tiny-1t.yaml
 DEC=$PWD/$WORK/calib/h264-640x360.yaml
 WAKE=$WORK/calib/wakeup.yaml
@@ -131,7 +133,8 @@ elapsed=$(( $(date +%s) - t_start ))
   echo "$CORES CPUs ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')); load average (1, 5, 15 min)"
   echo "$LOAD_BEFORE before, $(cut -d' ' -f1-3 /proc/loadavg) after; ${elapsed} s in all; calibration and"
   echo "real runs at nice $NICE. Wake-up latency"
-  echo "(vlcalib wakeup, idle cores, then every core busy):"
+  echo "(vlcalib wakeup, idle cores, then every core busy) and the cores' speed-up with 1..4"
+  echo "threads busy (vlcalib wakeup --ring 4):"
   echo
   echo '```'
   grep -v '^#' "$WORK/calib/wakeup.yaml"

@@ -244,14 +244,17 @@ Test(realpipe, scenario_from_calibration)
     int fd = mkstemp(path);
     cr_assert(fd >= 0);
     FILE *f = fdopen(fd, "w");
-    char here[4096], tiny[4200], vid[4200];
+    char here[4096], tiny[4200], vid[4200], err[1024] = "";
     cr_assert_not_null(getcwd(here, sizeof here));
     snprintf(tiny, sizeof tiny, "%s/" D "tiny-fixture.yaml", here);
-    snprintf(vid, sizeof vid, "%s/calib/data/fixture-video.yaml", here);
-    rp_scenario_write(f, &p, tiny, vid, 30, 3);
+    snprintf(vid, sizeof vid, "%s/" D "video-fixture.yaml", here);
+    rp_capacity cap;
+    cr_assert_eq(rp_capacity_of(&p, tiny, vid, &cap, err, sizeof err), 0, "%s", err);
+    close_to("I mean", cap.decode_i_ms, 10);
+    close_to("P mean", cap.decode_p_ms, 1.5);
+    rp_scenario_write(f, &p, tiny, vid, &cap, 30, 3);
     fclose(f);
     scenario_cfg c;
-    char err[1024] = "";
     int rc = scn_load(path, &c, err, sizeof err);
     unlink(path);
     cr_assert_eq(rc, 0, "%s", err);
@@ -270,6 +273,11 @@ Test(realpipe, scenario_from_calibration)
     cr_expect_eq(c.stages[0].servers, 2);
     cr_expect_eq(c.stages[0].capacity, 64);
     cr_expect_eq(c.stages[0].on_full, ONFULL_DROP_OLDEST);
+    /* decode: the P samples (mean 9/6 = 1.5) and a GOP of 30 whose I-frame
+     * costs 10 / 1.5 times a P-frame */
+    close_to("decode P-sample mean", dist_mean(&c.stages[0].service), 1.5);
+    cr_expect_eq(c.stages[0].gop.length, 30);
+    close_to("i_factor", c.stages[0].gop.i_factor, 10.0 / 1.5);
     cr_expect_eq(c.stages[1].keep, KEEP_EVERY);
     cr_expect_eq(c.stages[1].keep_every, 2);
     const stage_cfg *e = &c.stages[2];
@@ -300,7 +308,7 @@ Test(realpipe, scenario_from_calibration)
     fd = mkstemp(path);
     cr_assert(fd >= 0);
     f = fdopen(fd, "w");
-    rp_scenario_write(f, &p, tiny, vid, 30, 3);
+    rp_scenario_write(f, &p, tiny, vid, &cap, 30, 3);
     fclose(f);
     rc = scn_load(path, &c, err, sizeof err);
     unlink(path);

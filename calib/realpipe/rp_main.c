@@ -274,7 +274,7 @@ static int cmd_scenario(opts *o, char *err, size_t n)
     if (!tiny || !dec)
         snprintf(err, n, "cannot resolve %s", !tiny ? o->calib : o->dcalib);
     else if (!out_open(&f, o->out, err, n)) {
-        rp_scenario_write(f.f, &o->p, tiny, dec, o->sim_s, o->sim_reps);
+        rp_scenario_write(f.f, &o->p, tiny, dec, &c, o->sim_s, o->sim_reps);
         rc = out_commit(&f, err, n);
     }
     free(tiny);

@@ -22,6 +22,7 @@ enum { RP_RES_DECODE, RP_RES_EXECUTOR, RP_RES_CORES, RP_NRES };
  *                                                measured, when there is one)
  * and the smallest of them. Times in ms, rates in frames/s. */
 typedef struct {
+    double decode_i_ms, decode_p_ms;   /* I- and P-frame means (0 when the type is absent) */
     double decode_ms, encode_ms, reduce_ms, prefill_ms, llm_decode_ms;  /* batch 1 means */
     double query_share;        /* q: executor time per second taken by queries */
     double rate[RP_NRES];      /* frames/s at which the resource saturates */
@@ -36,8 +37,13 @@ const char *rp_resource_name(int r);   /* "decode workers", "executor", "cores" 
 
 /* Write the scenario of p (its streams, fps, ...) simulated for sim_s
  * seconds x reps replications; calibration paths are written as given
- * (make them absolute, or relative to where the scenario will be). */
+ * (make them absolute, or relative to where the scenario will be). With
+ * both I- and P-frame means in c, decode is the P-frame samples beside the
+ * decode calibration (NAME.P.samples, as vlcalib decode writes them) with a
+ * GOP of p->gop whose I-frame costs decode_i_ms / decode_p_ms times as much
+ * — the I-frames then come at the same frame numbers as the pipeline's, in
+ * every stream; otherwise the measured I/P mixture. */
 void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
-                       const char *decode_calib, double sim_s, int reps);
+                       const char *decode_calib, const rp_capacity *c, double sim_s, int reps);
 
 #endif

@@ -184,7 +184,7 @@ elapsed=$(( $(date +%s) - t_start ))
 
 rm -rf "$OUT/calib"
 mkdir -p "$OUT/calib"
-cp "$WORK"/calib/*.yaml "$WORK"/calib/*.samples.csv "$OUT/calib/"
+cp "$WORK"/calib/*.yaml "$WORK"/calib/*.samples.csv "$WORK"/calib/*.samples "$OUT/calib/"
 mv "$WORK/results.csv" "$OUT/results.csv"
 mv "$WORK/spread.csv" "$OUT/spread.csv"
 mv "$WORK/cdf.png" "$OUT/cdf.png"

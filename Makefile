@@ -4,6 +4,7 @@
 #   make test     unit + validation tests, then the same under ASan+UBSan
 #   make bench    benchmark figures (events/s, customers/s)
 #   make vlcalib  the calibration tool (calib/calib.mk; CUDA=1 for the GPU backend)
+#   make validate the real pipeline against the simulator (calib/realpipe; ~10 min, not in test)
 #   make deps     install missing Debian packages (apt-get when root)
 #   make install  PREFIX=/usr/local (and DESTDIR) for vlsim, vlcalib, scenarios, plots, man page
 
@@ -159,6 +160,6 @@ install: vlsim vlcalib
 	install -m 644 models/vlsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/vlsim.1
 
 clean:
-	rm -rf build vlsim vlsim-mpi vlcalib
+	rm -rf build vlsim vlsim-mpi vlcalib vlrealpipe
 
 -include $(shell find build -name '*.d' 2>/dev/null)

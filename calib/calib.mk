@@ -37,8 +37,8 @@ AV_CFLAGS := $(shell pkg-config --cflags libavcodec libavutil 2>/dev/null)
 AV_LIBS   := $(shell pkg-config --libs libavcodec libavutil 2>/dev/null || echo -lavcodec -lavutil)
 $(B)/calib/decode_time.o $(A)/calib/decode_time.o $(B)/calib/vlcalib_decode.o $(A)/calib/vlcalib_decode.o: BASEFLAGS += $(AV_CFLAGS)
 
-EXTRA_TEST_DEPS  += $(B)/calib/cuda_stub.o $(B)/libvlcalib.a
-EXTRA_ATEST_DEPS += $(A)/calib/cuda_stub.o $(A)/libvlcalib.a
+EXTRA_TEST_DEPS  += $(B)/calib/cuda_stub.o $(B)/libvlrealpipe.a $(B)/libvlcalib.a
+EXTRA_ATEST_DEPS += $(A)/calib/cuda_stub.o $(A)/libvlrealpipe.a $(A)/libvlcalib.a
 EXTRA_LDLIBS     += $(OPENBLAS_LIBS) $(AV_LIBS)
 
 # vlcalib relinks when CUDA= changes: the flag file names the backend.
@@ -70,3 +70,24 @@ else
 cuda-check:
 	@echo "cuda-check: nvcc not found (looked on PATH and in /usr/local/cuda/bin); skipping the CUDA compile check"
 endif
+
+# The real pipeline (issue 7, calib/realpipe/README.md): ./vlrealpipe, and
+# `make validate`, the experiment that compares it with the simulator
+# (timing-sensitive: never part of `make test`; about 10 minutes).
+REALPIPE_LIB_SRCS := $(filter-out calib/realpipe/rp_main.c,$(sort $(wildcard calib/realpipe/*.c)))
+
+$(B)/libvlrealpipe.a: $(REALPIPE_LIB_SRCS:%.c=$(B)/%.o)
+	rm -f $@ && ar rcs $@ $^
+
+$(A)/libvlrealpipe.a: $(REALPIPE_LIB_SRCS:%.c=$(A)/%.o)
+	rm -f $@ && ar rcs $@ $^
+
+$(B)/calib/realpipe/rp_pipe.o $(A)/calib/realpipe/rp_pipe.o: BASEFLAGS += $(AV_CFLAGS)
+
+vlrealpipe: $(B)/calib/realpipe/rp_main.o $(B)/libvlrealpipe.a $(B)/calib/cuda_stub.o $(B)/libvlcalib.a $(B)/libvlsim.a
+	$(CC) $(CFLAGS) -o $@ $^ $(OPENBLAS_LIBS) $(AV_LIBS) $(LDLIBS)
+
+.PHONY: validate
+validate: deps
+	@$(MAKE) --no-print-directory vlsim vlcalib vlrealpipe
+	calib/realpipe/validate.sh

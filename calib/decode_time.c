@@ -464,3 +464,43 @@ void dect_result_free(dect_result *r)
         harness_result_free(&r->type[t]);
     memset(r, 0, sizeof *r);
 }
+
+/* ---- the clip for others (calib/realpipe releases its packets as camera
+ * frames, so the pipeline decodes exactly what `vlcalib decode` timed) ---- */
+
+struct dect_clip {
+    clip c;
+};
+
+int dect_clip_make(const dect_params *p, dect_clip **out, char *err, size_t errlen)
+{
+    *out = NULL;
+    if (dect_check(p, err, errlen))
+        return -1;
+    dect_clip *k = calloc(1, sizeof *k);
+    dect_result r;
+    memset(&r, 0, sizeof r);
+    if (!k) {
+        set_err(err, errlen, "out of memory", 0);
+        return -1;
+    }
+    if (encode_clip(p, &k->c, &r, err, errlen)) {
+        clip_free(&k->c);
+        free(k);
+        return -1;
+    }
+    *out = k;
+    return 0;
+}
+
+int dect_clip_len(const dect_clip *k) { return k->c.n; }
+const AVPacket *dect_clip_packet(const dect_clip *k, int i) { return k->c.pkts[i]; }
+int dect_clip_codec(const dect_clip *k) { return (int)k->c.id; }
+
+void dect_clip_free(dect_clip *k)
+{
+    if (!k)
+        return;
+    clip_free(&k->c);
+    free(k);
+}

@@ -59,6 +59,18 @@ int dect_run(const dect_params *p, dect_result *r, char *err, size_t errlen);
 
 void dect_result_free(dect_result *r);
 
+/* The encoded clip itself, for a pipeline that decodes it (calib/realpipe):
+ * the same content, encoder and settings as dect_run. Packets are in decode
+ * order (AVPacket *, read-only); codec is the AVCodecID to decode with.
+ * 0, or -1 and a message (*out NULL). */
+typedef struct dect_clip dect_clip;
+struct AVPacket;
+int dect_clip_make(const dect_params *p, dect_clip **out, char *err, size_t errlen);
+int dect_clip_len(const dect_clip *k);
+const struct AVPacket *dect_clip_packet(const dect_clip *k, int i);
+int dect_clip_codec(const dect_clip *k);
+void dect_clip_free(dect_clip *k);
+
 /* "I", "P", "B". */
 const char *dect_type_name(dect_type t);
 

@@ -32,6 +32,7 @@
 #include "calib/presets.h"
 #include "calib/ref.h"
 #include "calib/weights.h"
+#include "calib/wakeup.h"
 #include "sim/out.h"
 #include "sim/rng.h"
 
@@ -60,6 +61,7 @@ static void usage(FILE *f)
         "usage: vlcalib --backend cpu|cuda --model PRESET --out FILE.yaml|FILE.csv [options]\n"
         "       vlcalib --backend cpu|cuda --check\n"
         "       vlcalib --list | --help\n"
+        "       vlcalib wakeup [--rounds N] [--out F.yaml]   (thread wake-up latency)\n"
         "\n"
         "Times the calibration ops (vision encode, ToMe reduce, LLM prefill and\n"
         "decode) over a grid of shapes and writes a calibration file (calib/README.md):\n"
@@ -1264,6 +1266,8 @@ int vlcalib_main(int argc, char **argv, FILE *out, FILE *err)
         return import_main(argc - 1, argv + 1, out, err);
     if (argc >= 2 && !strcmp(argv[1], "decode"))
         return vlcalib_decode_main(argc - 1, argv + 1, out, err);
+    if (argc >= 2 && !strcmp(argv[1], "wakeup"))
+        return vlcalib_wakeup_main(argc - 1, argv + 1, out, err);
     if (parse_args(argc, argv, &o, msg, sizeof msg)) {
         fprintf(err, "vlcalib: %s (see vlcalib --help)\n", msg);
         return 2;

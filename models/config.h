@@ -174,6 +174,26 @@ typedef struct {
     double p99_p95_ratio;            /* frame p99 > this x frame p95 (1.5) */
 } alert_cfg;
 
+/* ---- cpu: cores shared by the stages (issue 7) ----------------------------
+ * On a CPU every server is a thread, and the threads share a few cores: with
+ * n threads busy on k cores each runs at min(1, k/n) of full speed (the
+ * processor sharing that a time-slicing OS scheduler approximates). A thread
+ * that sleeps when its queue is empty needs wake_ms to run again once an item
+ * is handed to it (a condition-variable wake-up, measured in isolation by
+ * `vlcalib wakeup`); a batch timeout's timed wait wakes as late. */
+#define CFG_MAX_SPEEDUP 16
+typedef struct {
+    int cores;               /* 0: off (every server runs at full speed, no wake-up delay) */
+    int nspeedup;            /* 0: speedup(n) = min(n, cores) */
+    double speedup[CFG_MAX_SPEEDUP]; /* the cores' total speed with n threads busy,
+                                        speedup[n-1] (the last for more): what the OS
+                                        really delivers, measured by vlcalib wakeup --ring;
+                                        each of n busy threads runs at speedup(n) / n */
+    double wake_ms;          /* >= 0: delay before an idle thread starts a handed-over item */
+    uint64_t stage_mask;     /* bit s: stage s's servers (on a GPU stage, the GPU's batches
+                                of it) are threads on the cores; default every stage */
+} cpu_cfg;
+
 #define CFG_MAX_SLA 16
 /* One SLA line: the percentile of a metric must be <= ms. The verdict uses
  * the upper end of the 95 % confidence interval. */
@@ -291,6 +311,7 @@ typedef struct {
     /* fleet (issue 6) */
     profile_cfg profile;             /* workload.profile */
     autoscale_cfg autoscale;
+    cpu_cfg cpu;                 /* cores shared by the stages (issue 7); cores 0: off */
 } scenario_cfg;
 
 /* Fill the defaults that a scenario may omit (everything but stages). */

@@ -220,7 +220,10 @@ static void run_batch(pipe_t *p, int g, int s, int k, double ms, double now)
     gp->nbatch = k;
     gp->t_start = now;
     tw_set(&gp->busy_tw, now, 1.0);
-    if (ev_push(&p->evq, now + ms, EV_GPU_DONE, (uint32_t)g, 0) != 0)
+    int bad = pipe_on_cores(p, s)      /* cpu: the "GPU" is a thread sharing the cores */
+        ? cores_start(&p->cores, &p->evq, now, EV_GPU_DONE, (uint32_t)g, 0, ms)
+        : ev_push(&p->evq, now + ms, EV_GPU_DONE, (uint32_t)g, 0);
+    if (bad != 0)
         pipe_fail(p, "out of memory growing the event list");
 }
 
@@ -349,6 +352,16 @@ static void start_batch(pipe_t *p, int g, int s, double now)
     run_batch(p, g, s, k, ms, now);
 }
 
+/* cpu: the wake-up delay of GPU g's thread (its stages on the cores), else 0. */
+static double wake_delay(const pipe_t *p, int g)
+{
+    const gpu_t *gp = &p->gpu[g];
+    for (int k = 0; k < gp->norder; k++)
+        if (pipe_on_cores(p, gp->order[k]))
+            return p->cfg->cpu.wake_ms;
+    return 0.0;
+}
+
 /* GPU g may be free: start the first ready batch, or sleep until one is. */
 static void kick(pipe_t *p, int g, double now)
 {
@@ -389,7 +402,8 @@ static void kick(pipe_t *p, int g, double now)
     }
     if (best >= 0) {
         start_batch(p, g, best, now);
-    } else if (earliest < gp->wake_at) {
+    } else if (earliest < INFINITY && earliest + wake_delay(p, g) < gp->wake_at) {
+        earliest += wake_delay(p, g);    /* cpu: a timed wait wakes this late */
         gp->wake_at = earliest;
         if (ev_push(&p->evq, earliest, EV_GPU_WAKE, (uint32_t)g, 0) != 0)
             pipe_fail(p, "out of memory growing the event list");
@@ -415,10 +429,15 @@ void gpu_enter(pipe_t *p, int s, uint32_t i, double now)
     }
     stn->waiting++;
     tw_set(&stn->qlen, now, (double)stn->waiting);
-    if (p->defer_kicks)
+    if (p->defer_kicks) {
         p->gpu[g].kick_pending = 1;
-    else
+    } else if (!p->gpu[g].busy && pipe_on_cores(p, s) && p->cfg->cpu.wake_ms > 0) {
+        /* cpu: the sleeping thread looks after its wake-up delay */
+        if (ev_push(&p->evq, now + p->cfg->cpu.wake_ms, EV_GPU_WAKE, (uint32_t)g, 0) != 0)
+            pipe_fail(p, "out of memory growing the event list");
+    } else {
         kick(p, g, now);
+    }
 }
 
 void gpu_done(pipe_t *p, int g, double now)
@@ -432,11 +451,15 @@ void gpu_done(pipe_t *p, int g, double now)
      * another pool's) may start a batch for the next stage before all of
      * them have arrived there, so kicks wait until the batch has moved on. */
     p->defer_kicks = 1;
-    if (p->stn[s].active)
+    if (p->stn[s].active) {
         end_iteration(p, g, s, now);
-    else
+    } else {
+        if (pipe_on_cores(p, s))       /* cpu: the time the batch took, sharing the cores */
+            for (int j = 0; j < gp->nbatch; j++)
+                p->items[gp->batch[j]].svc = now - gp->t_start;
         for (int j = 0; j < gp->nbatch && !p->failed; j++)
             pipe_finish(p, s, gp->batch[j], now);
+    }
     p->defer_kicks = 0;
     gp->busy = 0;
     gp->nbatch = 0;

@@ -13,9 +13,10 @@
 #include "sim/ev.h"
 #include "sim/tw.h"
 #include "sim/whist.h"
+#include "models/cores.h"
 
 enum { EV_ARRIVE, EV_QUERY, EV_DEPART, EV_RELEASE, EV_GPU_DONE, EV_GPU_WAKE, EV_CONTROL,
-       EV_SESSION, EV_GPU_READY, EV_WARMUP, EV_END, EV_CANARY };
+       EV_SESSION, EV_GPU_READY, EV_WARMUP, EV_END, EV_CANARY, EV_CORES, EV_WOKEN };
 enum { ITEM_FRAME, ITEM_QUERY };
 #define NO_ITEM UINT32_MAX
 
@@ -117,7 +118,14 @@ typedef struct {
     canary_run canary;           /* the canary rollout (canary.c) */
     struct prof_state *prof;     /* workload.profile: the session process (profile.c) */
     struct asc_state *asc;       /* profile or autoscale: the fleet (autoscale.c) */
+    cores_t cores;               /* cpu.cores > 0: the cores the stages' threads share */
 } pipe_t;
+
+/* Stage s's threads run on the shared cores (cpu: in the scenario). */
+static inline int pipe_on_cores(const pipe_t *p, int s)
+{
+    return p->cfg->cpu.cores > 0 && (p->cfg->cpu.stage_mask >> s & 1);
+}
 
 /* pipeline.c */
 int pipe_fifo_push(fifo_t *q, uint32_t v);

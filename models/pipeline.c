@@ -341,7 +341,10 @@ static void start_service(pipe_t *p, int s, uint32_t i, double now)
     it->svc = service_ms(p, stn, i);
     stn->busy++;
     tw_set(&stn->busy_tw, now, stn->busy);
-    if (ev_push(&p->evq, now + it->svc, EV_DEPART, (uint32_t)s, i) != 0)
+    int bad = pipe_on_cores(p, s)      /* cpu: the work is shared with the other threads */
+        ? cores_start(&p->cores, &p->evq, now, EV_DEPART, (uint32_t)s, i, it->svc)
+        : ev_push(&p->evq, now + it->svc, EV_DEPART, (uint32_t)s, i);
+    if (bad != 0)
         pipe_fail(p, "out of memory growing the event list");
 }
 
@@ -356,6 +359,12 @@ static void enter_stage(pipe_t *p, int s, uint32_t i, double now)
         return;
     }
     if (stn->busy < c->servers) {
+        if (pipe_on_cores(p, s) && p->cfg->cpu.wake_ms > 0) {   /* cpu: wake a sleeping thread */
+            stn->busy++;
+            if (ev_push(&p->evq, now + p->cfg->cpu.wake_ms, EV_WOKEN, (uint32_t)s, i) != 0)
+                pipe_fail(p, "out of memory growing the event list");
+            return;
+        }
         start_service(p, s, i, now);
         return;
     }
@@ -393,9 +402,18 @@ static void next_from_queue(pipe_t *p, int s, double now)
         tw_set(&stn->qlen, now, (double)stn->waiting);
 }
 
+/* cpu: the thread woken for item i at stage s is running. */
+static void woken(pipe_t *p, int s, uint32_t i, double now)
+{
+    p->stn[s].busy--;                  /* start_service counts it again */
+    start_service(p, s, i, now);
+}
+
 static void depart(pipe_t *p, int s, uint32_t i, double now)
 {
     station_t *stn = &p->stn[s];
+    if (pipe_on_cores(p, s))           /* cpu: the time it took, sharing the cores */
+        p->items[i].svc = now - p->items[i].t_start;
     stn->busy--;
     tw_set(&stn->busy_tw, now, stn->busy);
     pipe_finish(p, s, i, now);
@@ -689,6 +707,7 @@ static void pipe_free(pipe_t *p)
 {
     asc_free(p);
     prof_free(p);
+    cores_free(&p->cores);
     gpu_free(p);
     ctl_free(p);
     canary_free(&p->canary);
@@ -767,6 +786,8 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
     p->place_salt = rng_stream_seed(cfg->seed, rep, 0x91ace5u);
     if (canary_init(&p->canary, &cfg->canary, cfg->cluster.gpus,
                     rng_stream_seed(cfg->seed, rep, 0xca9a27u), &p->out->canary) != 0)
+        return -1;
+    if (cfg->cpu.cores > 0 && cores_init(&p->cores, cfg->cpu.cores, cfg->cpu.speedup, cfg->cpu.nspeedup, EV_CORES) != 0)
         return -1;
     if (gpu_setup(p) != 0 || ctl_setup(p) != 0)
         return -1;
@@ -871,6 +892,10 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
         case EV_SESSION:  prof_event(&p, e.a, e.b, now); continue;
         case EV_GPU_READY: asc_ready(&p, e.a, now); continue;
         case EV_WARMUP:   stats_reset(&p, now); canary_start(&p, now); continue;
+        case EV_CORES:    if (cores_tick(&p.cores, &p.evq, now, e.b) != 0)
+                              pipe_fail(&p, "out of memory growing the event list");
+                          continue;
+        case EV_WOKEN:    woken(&p, (int)e.a, (uint32_t)e.b, now); continue;
         case EV_CANARY:   canary_tick(&p, now); continue;
         default:          break;                     /* EV_END */
         }

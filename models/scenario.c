@@ -1911,6 +1911,82 @@ static int check_stage_flow(loader *ld, const yaml_node_t *list, const scenario_
     return 0;
 }
 
+/* ---- cpu: cores shared by the stages (issue 7) --------------------------- */
+
+/* cpu: {cores: K, wake_ms: W, stages: [NAME, ...]} (see cpu_cfg). Without
+ * `stages` every stage's threads share the cores. */
+static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
+{
+    static const char *const keys[] = {"cores", "wake_ms", "stages", "speedup", NULL};
+    const char *path = "cpu";
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16], all[512];
+    const yaml_node_t *v;
+    cpu_cfg *u = &c->cpu;
+    if (check_keys(ld, map, path, "a mapping such as {cores: 2, wake_ms: 0.02}", keys))
+        return -1;
+    if (!(v = need(ld, map, path, "cores")) || read_int(ld, v, "cpu.cores", 1, &u->cores))
+        return -1;
+    if ((v = get(ld, map, "wake_ms")) && read_double(ld, v, "cpu.wake_ms", NONNEGATIVE, &u->wake_ms))
+        return -1;
+    const yaml_node_t *sp = get(ld, map, "speedup");
+    if (sp) {                          /* [s1, s2, ...]: 0 < s_n <= n */
+        if (sp->type != YAML_SEQUENCE_NODE)
+            return fail(ld, sp, "cpu.speedup", "expected a list of numbers such as [1, 1.4, 1.8], "
+                        "got %s", describe(sp, show, sizeof show));
+        size_t n = (size_t)(sp->data.sequence.items.top - sp->data.sequence.items.start);
+        if (n == 0 || n > CFG_MAX_SPEEDUP)
+            return fail(ld, sp, "cpu.speedup", "must list 1 to %d numbers, got %zu",
+                        CFG_MAX_SPEEDUP, n);
+        for (size_t i = 0; i < n; i++) {
+            const yaml_node_t *e = yaml_document_get_node(&ld->doc, sp->data.sequence.items.start[i]);
+            path_index(ipath, "cpu.speedup", i);
+            if (read_double(ld, e, ipath, POSITIVE, &u->speedup[i]))
+                return -1;
+            if (u->speedup[i] > (double)(i + 1))
+                return fail(ld, e, ipath, "%zu busy threads cannot run faster than %zu cores, "
+                            "got %g", i + 1, i + 1, u->speedup[i]);
+        }
+        u->nspeedup = (int)n;
+    }
+    u->stage_mask = c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1);
+    const yaml_node_t *list = get(ld, map, "stages");
+    if (!list)
+        return 0;
+    const char *names[CFG_MAX_STAGES + 1];
+    for (int s = 0; s < c->nstages; s++)
+        names[s] = c->stages[s].name;
+    names[c->nstages] = NULL;
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, "cpu.stages", "expected a list of stage names such as [decode, "
+                    "encode], got %s", describe(list, show, sizeof show));
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n == 0)
+        return fail(ld, list, "cpu.stages", "must list at least one stage");
+    u->stage_mask = 0;
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        const char *name = "";
+        path_index(ipath, "cpu.stages", i);
+        if (read_string(ld, e, ipath, &name))
+            return -1;
+        int s = 0;
+        while (s < c->nstages && strcmp(c->stages[s].name, name) != 0)
+            s++;
+        if (s == c->nstages) {
+            const char *guess = closest(name, names);
+            if (guess)
+                return fail(ld, e, ipath, "unknown stage %s; did you mean '%s'?",
+                            quoted(name, show, sizeof show), guess);
+            return fail(ld, e, ipath, "unknown stage %s; stages: %s",
+                        quoted(name, show, sizeof show), joined(names, all, sizeof all));
+        }
+        if (u->stage_mask >> s & 1)
+            return fail(ld, e, ipath, "stage %s is listed twice", quoted(name, show, sizeof show));
+        u->stage_mask |= (uint64_t)1 << s;
+    }
+    return 0;
+}
+
 /* ---- cluster ----------------------------------------------------------- */
 
 /* The stages of one pool: names of on: gpu stages, each once. */
@@ -3221,7 +3297,7 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
     static const char *const keys[] = {
         "name", "seed", "duration_s", "warmup_s", "warmup", "replications",
         "workload", "metrics", "stages", "cluster", "frame_deadline_ms", "sla",
-        "degradation", "alerts", "sweep", "canary", "autoscale", NULL};
+        "degradation", "alerts", "sweep", "canary", "autoscale", "cpu", NULL};
     const yaml_node_t *v;
     if (check_keys(ld, root, "", "a mapping of scenario keys (name, duration_s, workload, stages, ...)", keys))
         return -1;
@@ -3253,6 +3329,8 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
     if ((v = get(ld, root, "degradation")) && read_degradation(ld, v, c))
         return -1;
     if ((v = get(ld, root, "alerts")) && read_alerts(ld, v, &c->alerts))
+        return -1;
+    if ((v = get(ld, root, "cpu")) && read_cpu(ld, v, c))     /* issue 7 */
         return -1;
     if (check_paths(ld, root, stages, c))
         return -1;

@@ -1,0 +1,409 @@
+/* rp_main.c — `vlrealpipe`: the real pipeline and its comparison with the
+ * simulator (issue 7; calib/realpipe/README.md).
+ *
+ *   vlrealpipe run       [PARAMS] --out SPANS.csv [--force]
+ *   vlrealpipe capacity  --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]
+ *   vlrealpipe scenario  --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]
+ *                        [--sim-duration S] [--sim-reps N] --out S.yaml [--force]
+ *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
+ *                        [--spread F.csv] [--cdf F.dat] [--force] SPANS.csv...
+ *
+ * PARAMS: --streams N --fps X --duration S --warmup S --seed N
+ *         --decode-workers N --keep-every N --max-batch N --batch-timeout-ms X
+ *         --queries-per-min X --cores N --wake-ms X | --wakeup FILE
+ * Every output is written atomically (sim/out.h), never over a file without
+ * --force. Exit status: 0, 2 on bad input or a failure. */
+#include <errno.h>
+#include <limits.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib/realpipe/rp_params.h"
+#include "calib/realpipe/rp_pipe.h"
+#include "calib/realpipe/rp_scen.h"
+#include "calib/realpipe/rp_span.h"
+#include "calib/realpipe/rp_stats.h"
+#include "sim/out.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+        "usage: vlrealpipe run      [PARAMS] --out SPANS.csv [--force]\n"
+        "       vlrealpipe capacity --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]\n"
+        "       vlrealpipe scenario --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]\n"
+        "                           [--sim-duration S] [--sim-reps N] --out S.yaml [--force]\n"
+        "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
+        "                           [--spread F.csv] [--cdf F.dat] [--force] SPANS.csv...\n"
+        "run: the real threaded pipeline (H.264 decode, sampler, tiny encoder, ToMe, prefill,\n"
+        "queries -> decode -> response); one span per frame and stage to SPANS.csv.\n"
+        "capacity: the frame rate each resource saturates at, from the calibration alone.\n"
+        "scenario: the simulator's scenario of the same pipeline, from the calibration alone.\n"
+        "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
+        "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err.\n"
+        "PARAMS: --streams N (8) --fps X (30) --duration S (12) --warmup S (2) --seed N (1)\n"
+        "        --decode-workers N (2) --keep-every N (2) --max-batch N (8)\n"
+        "        --batch-timeout-ms X (2) --queries-per-min X (6) --cores N (2)\n"
+        "        --wake-ms X (0) | --wakeup FILE (vlcalib wakeup --out: its mean_ms, and\n"
+        "        its speedup list from --ring, if any)\n");
+}
+
+static int num_arg(const char *s, double lo, double hi, double *v)
+{
+    char *end;
+    errno = 0;
+    double x = strtod(s, &end);
+    if (!*s || *end || errno || !isfinite(x) || x < lo || x > hi)
+        return -1;
+    *v = x;
+    return 0;
+}
+
+/* mean_ms (and the speedup list, when there is one) from a `vlcalib wakeup
+ * --out` file. */
+static int read_wakeup(const char *path, double *ms, rp_params *p, char *err, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, n, "cannot open %s (%s)", path, strerror(errno));
+        return -1;
+    }
+    char line[512];
+    int found = 0;
+    while (fgets(line, sizeof line, f)) {
+        const char *m = strstr(line, "mean_ms:");
+        if (!found && !strncmp(line, "wakeup:", 7) && m && sscanf(m + 8, "%lf", ms) == 1 && *ms >= 0)
+            found = 1;
+        if (!strncmp(line, "speedup: [", 10)) {
+            char *c = line + 10;
+            p->nspeedup = 0;
+            while (p->nspeedup < 16) {
+                char *end;
+                double x = strtod(c, &end);
+                if (end == c || !(x > 0))
+                    break;
+                p->speedup[p->nspeedup++] = x;
+                c = end;
+                while (*c == ',' || *c == ' ')
+                    c++;
+            }
+        }
+    }
+    fclose(f);
+    if (!found)
+        snprintf(err, n, "%s: no mean_ms (expected vlcalib wakeup --out output)", path);
+    return found ? 0 : -1;
+}
+
+typedef struct {
+    rp_params p;
+    const char *out, *calib, *dcalib, *sim, *spread, *cdf;
+    double load, sim_s;
+    int sim_reps;
+    bool force;
+    int nfiles;
+    char **files;
+} opts;
+
+static int parse(int argc, char **argv, opts *o, char *err, size_t n)
+{
+    memset(o, 0, sizeof *o);
+    rp_params_default(&o->p);
+    o->sim_s = 120;
+    o->sim_reps = 5;
+    o->load = NAN;
+    o->files = calloc((size_t)argc, sizeof *o->files);
+    if (!o->files) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    for (int i = 2; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--force")) {
+            o->force = true;
+            continue;
+        }
+        if (strncmp(a, "--", 2)) {
+            o->files[o->nfiles++] = argv[i];
+            continue;
+        }
+        if (i + 1 >= argc) {
+            snprintf(err, n, "%s needs a value", a);
+            return -1;
+        }
+        const char *v = argv[++i];
+        double x;
+        struct { const char *name; double lo, hi; } num[] = {
+            {"--streams", 1, 4096}, {"--fps", 1e-3, 1e5}, {"--duration", 1e-3, 1e6},
+            {"--warmup", 0, 1e6}, {"--seed", 0, 4e9}, {"--decode-workers", 1, 56},
+            {"--keep-every", 1, 1e6}, {"--max-batch", 1, 64}, {"--batch-timeout-ms", 0, 1e6},
+            {"--queries-per-min", 0, 1e6}, {"--cores", 1, 4096}, {"--wake-ms", 0, 1e3},
+            {"--load", 1e-6, 10}, {"--sim-duration", 1e-3, 1e7}, {"--sim-reps", 1, 1000}};
+        int k = 0, nn = (int)(sizeof num / sizeof num[0]);
+        while (k < nn && strcmp(a, num[k].name))
+            k++;
+        if (k < nn) {
+            if (num_arg(v, num[k].lo, num[k].hi, &x)) {
+                snprintf(err, n, "%s must be a number from %g to %g, not '%s'", a, num[k].lo,
+                         num[k].hi, v);
+                return -1;
+            }
+            bool integer = k == 0 || k == 4 || k == 5 || k == 6 || k == 7 || k == 10 || k == 14;
+            if (integer && x != floor(x)) {
+                snprintf(err, n, "%s must be an integer, not '%s'", a, v);
+                return -1;
+            }
+            switch (k) {
+            case 0: o->p.streams = (int)x; break;
+            case 1: o->p.fps = x; break;
+            case 2: o->p.duration_s = x; break;
+            case 3: o->p.warmup_s = x; break;
+            case 4: o->p.seed = (uint64_t)x; break;
+            case 5: o->p.decode_workers = (int)x; break;
+            case 6: o->p.keep_every = (int)x; break;
+            case 7: o->p.max_batch = (int)x; break;
+            case 8: o->p.batch_timeout_ms = x; break;
+            case 9: o->p.queries_per_min = x; break;
+            case 10: o->p.cores = (int)x; break;
+            case 11: o->p.wake_ms = x; break;
+            case 12: o->load = x; break;
+            case 13: o->sim_s = x; break;
+            default: o->sim_reps = (int)x; break;
+            }
+        } else if (!strcmp(a, "--wakeup")) {
+            if (read_wakeup(v, &o->p.wake_ms, &o->p, err, n))
+                return -1;
+        } else if (!strcmp(a, "--out")) {
+            o->out = v;
+        } else if (!strcmp(a, "--calib")) {
+            o->calib = v;
+        } else if (!strcmp(a, "--decode-calib")) {
+            o->dcalib = v;
+        } else if (!strcmp(a, "--sim")) {
+            o->sim = v;
+        } else if (!strcmp(a, "--spread")) {
+            o->spread = v;
+        } else if (!strcmp(a, "--cdf")) {
+            o->cdf = v;
+        } else {
+            snprintf(err, n, "unknown option %s", a);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int check_out(const char *path, bool force, char *err, size_t n)
+{
+    return path ? out_check(path, force, err, n) : 0;
+}
+
+static int cmd_run(opts *o, char *err, size_t n)
+{
+    if (!o->out) {
+        snprintf(err, n, "run needs --out SPANS.csv");
+        return -1;
+    }
+    if (check_out(o->out, o->force, err, n))
+        return -1;
+    rp_record rec;
+    rp_summary s;
+    if (rp_pipe_run(&o->p, &rec, &s, err, n))
+        return -1;
+    char comment[512];
+    snprintf(comment, sizeof comment,
+             "vlrealpipe spans: streams %d, fps %.6g, duration %g s, warmup %g s, seed %llu,\n"
+             "decode workers %d, keep every %d, max batch %d, batch timeout %g ms; "
+             "%d frames, %d queries, %.2f s wall",
+             o->p.streams, o->p.fps, o->p.duration_s, o->p.warmup_s,
+             (unsigned long long)o->p.seed, o->p.decode_workers, o->p.keep_every, o->p.max_batch,
+             o->p.batch_timeout_ms, s.frames, s.queries, s.wall_s);
+    int rc = rp_record_write(&rec, s.frames, s.queries, comment, o->out, err, n);
+    rp_record_free(&rec);
+    if (!rc)
+        fprintf(stderr, "vlrealpipe run: %d frames (%d completed, %d sampled out, %d dropped), "
+                "%d queries (%d answered) in %.2f s -> %s\n", s.frames, s.completed,
+                s.sampled_out, s.dropped, s.queries, s.answered, s.wall_s, o->out);
+    return rc;
+}
+
+static int need_calib(const opts *o, char *err, size_t n)
+{
+    if (!o->calib || !o->dcalib) {
+        snprintf(err, n, "needs --calib TINY.yaml and --decode-calib DEC.yaml");
+        return -1;
+    }
+    return 0;
+}
+
+static int cmd_capacity(opts *o, char *err, size_t n)
+{
+    rp_capacity c;
+    if (need_calib(o, err, n) || rp_capacity_of(&o->p, o->calib, o->dcalib, &c, err, n))
+        return -1;
+    printf("# means at batch 1 (ms): decode %.6f, encode %.6f, reduce %.6f, prefill(%d tok) %.6f,"
+           " llm_decode %.6f; queries take %.4f of the executor\n", c.decode_ms, c.encode_ms,
+           c.reduce_ms, o->p.keep_tokens, c.prefill_ms, c.llm_decode_ms, c.query_share);
+    for (int r = 0; r < RP_NRES; r++)
+        printf("# %-15s saturates at %10.2f frames/s (%.3f fps per stream)\n",
+               rp_resource_name(r), c.rate[r], c.rate[r] / o->p.streams);
+    printf("capacity_fps_per_stream %.6f bottleneck %s\n", c.capacity / o->p.streams,
+           rp_resource_name(c.bottleneck));
+    return 0;
+}
+
+static int cmd_scenario(opts *o, char *err, size_t n)
+{
+    if (need_calib(o, err, n))
+        return -1;
+    if (!o->out) {
+        snprintf(err, n, "scenario needs --out S.yaml");
+        return -1;
+    }
+    rp_capacity c;
+    if (check_out(o->out, o->force, err, n) || rp_capacity_of(&o->p, o->calib, o->dcalib, &c, err, n))
+        return -1;
+
+    /* absolute paths: the scenario resolves relative ones against its own folder */
+    char *tiny = realpath(o->calib, NULL), *dec = realpath(o->dcalib, NULL);
+    int rc = -1;
+    out_file f;
+    if (!tiny || !dec)
+        snprintf(err, n, "cannot resolve %s", !tiny ? o->calib : o->dcalib);
+    else if (!out_open(&f, o->out, err, n)) {
+        rp_scenario_write(f.f, &o->p, tiny, dec, &c, o->sim_s, o->sim_reps);
+        rc = out_commit(&f, err, n);
+    }
+    free(tiny);
+    free(dec);
+    return rc;
+}
+
+static void put_row(FILE *f, double load, const char *stage, const char *metric, double real,
+                    double sim, bool points)
+{
+    double e = points ? sim - real : rp_rel_err(real, sim);
+    fprintf(f, "%.2f,%s,%s,%.6f,%.6f,%.6f\n", load, stage, metric, real, sim, e);
+}
+
+static int cmd_compare(opts *o, char *err, size_t n)
+{
+    if (isnan(o->load) || !o->sim || !o->out || o->nfiles < 1) {
+        snprintf(err, n, "compare needs --load L, --sim SIM.csv, --out ROWS.csv and span files");
+        return -1;
+    }
+    if (check_out(o->out, o->force, err, n) || check_out(o->spread, o->force, err, n)
+        || check_out(o->cdf, o->force, err, n))
+        return -1;
+    rp_set s = {0};
+    rp_metrics real, sim;
+    double *e2e = NULL;
+    size_t ne2e = 0;
+    int rc = -1;
+    for (int k = 0; k < o->nfiles; k++)
+        if (rp_set_read(&s, o->files[k], err, n))
+            goto done;
+    double w = o->p.warmup_s * 1000.0 + 300.0;    /* the run starts releasing at 0.3 s */
+    if (rp_sim_read(o->sim, &sim, err, n) || rp_metrics_of(&s, -1, w, &real, &e2e, &ne2e)) {
+        if (!*err)
+            snprintf(err, n, "out of memory");
+        goto done;
+    }
+    out_file f;
+    if (out_open(&f, o->out, err, n))
+        goto done;
+    fprintf(f.f, "load,stage,metric,real_ms,sim_ms,rel_err\n");
+    put_row(f.f, o->load, "frame", "p50", real.frame.p50, sim.frame.p50, false);
+    put_row(f.f, o->load, "frame", "p95", real.frame.p95, sim.frame.p95, false);
+    put_row(f.f, o->load, "frame", "p99", real.frame.p99, sim.frame.p99, false);
+    put_row(f.f, o->load, "frame", "drop_rate", 100 * real.drop_rate, 100 * sim.drop_rate, true);
+    for (int st = 0; st < RP_NSTAGES; st++) {
+        if (!real.stage[st].n)
+            continue;
+        put_row(f.f, o->load, rp_stage_name(st), "p50", real.stage[st].p50, sim.stage[st].p50, false);
+        put_row(f.f, o->load, rp_stage_name(st), "p95", real.stage[st].p95, sim.stage[st].p95, false);
+        put_row(f.f, o->load, rp_stage_name(st), "p99", real.stage[st].p99, sim.stage[st].p99, false);
+    }
+    if (out_commit(&f, err, n))
+        goto done;
+    if (o->spread) {
+        if (out_open(&f, o->spread, err, n))
+            goto done;
+        fprintf(f.f, "load,run,frames,p50,p95,p99,drop_rate_pct\n");
+        for (int r = 0; r < s.runs; r++) {
+            rp_metrics m;
+            if (rp_metrics_of(&s, r, w, &m, NULL, NULL)) {
+                out_abort(&f);
+                snprintf(err, n, "out of memory");
+                goto done;
+            }
+            fprintf(f.f, "%.2f,%d,%llu,%.6f,%.6f,%.6f,%.6f\n", o->load, r,
+                    (unsigned long long)m.completed, m.frame.p50, m.frame.p95, m.frame.p99,
+                    100 * m.drop_rate);
+        }
+        if (out_commit(&f, err, n))
+            goto done;
+    }
+    if (o->cdf) {
+        if (out_open(&f, o->cdf, err, n))
+            goto done;
+        fprintf(f.f, "# real end-to-end frame latency CDF, load %.2f: ms F\n", o->load);
+        size_t step = ne2e > 2000 ? ne2e / 2000 : 1;
+        for (size_t i = 0; i < ne2e; i += step)
+            fprintf(f.f, "%.6f %.6f\n", e2e[i], (double)(i + 1) / (double)ne2e);
+        if (ne2e)
+            fprintf(f.f, "%.6f 1\n", e2e[ne2e - 1]);
+        if (out_commit(&f, err, n))
+            goto done;
+    }
+    printf("load %.2f: real frame p50 %.3f p95 %.3f p99 %.3f drop %.3f%% (%zu frames, %d runs) | "
+           "sim p50 %.3f p95 %.3f p99 %.3f drop %.3f%%\n", o->load, real.frame.p50,
+           real.frame.p95, real.frame.p99, 100 * real.drop_rate, ne2e, s.runs, sim.frame.p50,
+           sim.frame.p95, sim.frame.p99, 100 * sim.drop_rate);
+    rc = 0;
+done:
+    free(e2e);
+    rp_set_free(&s);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    /* OpenBLAS reads its thread count when it loads: without the variable it
+     * would start a pool whose threads compete with the pipeline's own. */
+    if (!getenv("OPENBLAS_NUM_THREADS")) {
+        setenv("OPENBLAS_NUM_THREADS", "1", 1);
+        execv("/proc/self/exe", argv);          /* on failure, go on: cpu_set_threads(1) */
+    }
+    if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    opts o;
+    char err[1024] = "";
+    int rc;
+    const char *cmd = argv[1];
+    if (parse(argc, argv, &o, err, sizeof err))
+        rc = -1;
+    else if (!strcmp(cmd, "run"))
+        rc = cmd_run(&o, err, sizeof err);
+    else if (!strcmp(cmd, "capacity"))
+        rc = cmd_capacity(&o, err, sizeof err);
+    else if (!strcmp(cmd, "scenario"))
+        rc = cmd_scenario(&o, err, sizeof err);
+    else if (!strcmp(cmd, "compare"))
+        rc = cmd_compare(&o, err, sizeof err);
+    else {
+        snprintf(err, sizeof err, "unknown command '%s'", cmd);
+        rc = -1;
+    }
+    free(o.files);
+    if (rc) {
+        fprintf(stderr, "vlrealpipe %s: %s (see vlrealpipe --help)\n", cmd, err);
+        return 2;
+    }
+    return 0;
+}

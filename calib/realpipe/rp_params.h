@@ -1,0 +1,53 @@
+/* rp_params.h — the shape of one real-pipeline experiment (issue 7): the
+ * workload, the clip, the stages' threads, batching and drop policies. The
+ * real pipeline (rp_pipe) runs it and the scenario writer (rp_scen) turns
+ * the same struct into the simulator's scenario, so the two cannot drift
+ * apart. Plain data; nothing here runs anything. */
+#ifndef VL_RP_PARAMS_H
+#define VL_RP_PARAMS_H
+
+#include <stdint.h>
+
+typedef struct {
+    /* workload */
+    int streams;               /* camera streams */
+    double fps;                /* frames per second per stream */
+    double duration_s;         /* frames are released for this long */
+    double warmup_s;           /* frames released earlier are not measured */
+    uint64_t seed;             /* stream phases, query times */
+    double queries_per_min;    /* per stream, Poisson */
+    /* the clip (vlcalib decode's synthetic content, H.264, no B-frames) */
+    int width, height, gop, clip_frames;
+    /* decode: workers sharing one bounded queue */
+    int decode_workers;
+    long decode_capacity;      /* -1: unbounded */
+    int decode_drop_oldest;
+    /* sample: keep frame numbers divisible by keep_every */
+    int keep_every;
+    /* the executor thread (the simulator's one "GPU"): encode -> reduce ->
+     * llm_prefill and llm_decode, priority order as gpu.c */
+    int max_batch;             /* encode, reduce, llm_prefill */
+    double batch_timeout_ms;   /* encode */
+    long encode_capacity;      /* -1: unbounded */
+    int encode_drop_oldest;
+    double encode_timeout_ms;  /* 0: none */
+    int keep_tokens;           /* ToMe 49 -> keep_tokens */
+    int prefill_cache;         /* cache length the prefill appends to */
+    int response_tokens, decode_max_batch, decode_cache;
+    double response_ms;        /* response: a network send (sleep), 1 thread */
+    /* the machine, for the scenario */
+    int cores;
+    double wake_ms;
+    int nspeedup;              /* 0: none; else the cores' measured speed-up (vlcalib wakeup --ring) */
+    double speedup[16];
+} rp_params;
+
+/* 8 streams at 30 FPS for 12 s (2 s warm-up), 640x360 GOP 30 (60-frame
+ * clip), 2 decode workers (capacity 64, drop_oldest), keep every 2nd frame,
+ * batches of up to 8 with a 2 ms encode batch timeout (encode queue 32,
+ * drop_oldest, 50 ms timeout), ToMe 49 -> 16 tokens, prefill at cache 64,
+ * 6 queries per stream-minute decoding 8 tokens at cache 128 in batches of
+ * up to 4, a 5 ms response; 2 cores, no wake-up delay. */
+void rp_params_default(rp_params *p);
+
+#endif

@@ -1,0 +1,193 @@
+#!/usr/bin/env bash
+# validate.sh — `make validate` (issue 7): the simulator, calibrated from
+# isolated op timings only, against the real threaded pipeline.
+#
+#  1. calibrate every op in isolation: vlcalib (tiny, CPU, one OpenBLAS thread),
+#     vlcalib decode (the pipeline's own clip: H.264 640x360, GOP 30), vlcalib wakeup
+#     (wake-up latency, and with --ring 4 the cores' speed-up with 1..4 threads busy:
+#     the pipeline's four CPU threads);
+#  2. capacity from that calibration (vlrealpipe capacity: the bottleneck
+#     resource's saturation rate from the mean service times);
+#  3. at 30, 50, 70, 85 % of it (FPS varied, 8 streams): RUNS real runs and one
+#     simulation of the scenario generated from the calibration + the load point;
+#  4. validation/results.csv, validation/spread.csv, validation/REPORT.md,
+#     validation/cdf.png (gnuplot), and the calibration used (validation/calib/).
+# Knobs (environment): RUNS (3), DURATION (15 s of frames per run), WARMUP (2 s),
+# SIM_S (120 s x 5 replications), LOADS ("0.30 0.50 0.70 0.85"), NOTE (a line for
+# the report, e.g. "taken on a loaded machine"), NICE (-19 when root, else 0: the
+# calibration and the runs get a higher scheduling weight than other processes, so
+# these perturb them less; on a quiet machine it changes nothing). Never part of
+# `make test`.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+
+RUNS=${RUNS:-3}
+DURATION=${DURATION:-15}
+WARMUP=${WARMUP:-2}
+SIM_S=${SIM_S:-120}
+LOADS=${LOADS:-"0.30 0.50 0.70 0.85"}
+NOTE=${NOTE:-}
+OUT=validation
+WORK=build/validate
+export OPENBLAS_NUM_THREADS=1
+CORES=$(nproc)
+if [ -z "${NICE:-}" ]; then [ "$(id -u)" = 0 ] && NICE=-19 || NICE=0; fi
+# With autogroup scheduling (Linux's default) nice counts only within a session, so
+# the experiment runs in a session of its own whose autogroup gets the nice value.
+if [ "$NICE" != 0 ] && [ -w /proc/self/autogroup ]; then
+  if [ -z "${VALIDATE_SESSION:-}" ] && command -v setsid >/dev/null; then
+    VALIDATE_SESSION=1 NICE=$NICE exec setsid --wait "$0" "$@"
+  fi
+  echo "$NICE" > /proc/self/autogroup 2>/dev/null || true
+fi
+PRIO=(nice -n "$NICE")
+"${PRIO[@]}" true 2>/dev/null || { echo "validate: cannot run at nice $NICE; using 0" >&2; PRIO=(nice -n 0); NICE=0; }
+LOAD_BEFORE=$(cut -d' ' -f1-3 /proc/loadavg)
+
+for b in ./vlsim ./vlcalib ./vlrealpipe; do
+  [ -x "$b" ] || { echo "validate: $b missing (make vlsim vlcalib vlrealpipe)" >&2; exit 2; }
+done
+command -v gnuplot >/dev/null || { echo "validate: gnuplot missing (make deps)" >&2; exit 2; }
+rm -rf "$WORK"
+mkdir -p "$WORK/calib" "$WORK/runs" "$OUT"
+t_start=$(date +%s)
+log() { echo "validate [$(( $(date +%s) - t_start )) s]: $*" >&2; }
+
+# ---- 1. calibration, every op in isolation ----
+log "calibrating the tiny ops (vlcalib, CPU, 1 thread)"
+"${PRIO[@]}" ./vlcalib --backend cpu --model tiny --threads 1 --force --out "$WORK/calib/cpu-tiny-1t.yaml" \
+  --note "make validate: isolated CPU timings, one OpenBLAS thread" > "$WORK/calib/vlcalib.log"
+log "calibrating H.264 decode of the pipeline's clip (vlcalib decode)"
+"${PRIO[@]}" ./vlcalib decode --codec h264 --resolution 640x360 --fps 30 --gop 30 --bframes 0 --frames 60 \
+  --passes 10 --force --out "$WORK/calib/h264-640x360.yaml" > "$WORK/calib/decode.log"
+log "measuring thread wake-up latency (vlcalib wakeup)"
+"${PRIO[@]}" ./vlcalib wakeup --busy "$CORES" --ring 4 --force --out "$WORK/calib/wakeup.yaml" > "$WORK/calib/wakeup.log"
+TINY=$PWD/$WORK/calib/cpu-tiny-1t.yaml
+DEC=$PWD/$WORK/calib/h264-640x360.yaml
+WAKE=$WORK/calib/wakeup.yaml
+cat "$WORK/calib/wakeup.log" >&2
+
+# ---- 2. capacity ----
+./vlrealpipe capacity --calib "$TINY" --decode-calib "$DEC" --wakeup "$WAKE" --cores "$CORES" | tee "$WORK/capacity.txt" >&2
+CAP=$(awk '/^capacity_fps_per_stream/ {print $2}' "$WORK/capacity.txt")
+
+# ---- 3. the load points ----
+for L in $LOADS; do
+  FPS=$(awk -v c="$CAP" -v l="$L" 'BEGIN {printf "%.4f", c * l}')
+  D="$WORK/runs/$L"
+  mkdir -p "$D"
+  spans=()
+  for r in $(seq 1 "$RUNS"); do
+    log "load $L (fps $FPS per stream): real run $r of $RUNS"
+    "${PRIO[@]}" ./vlrealpipe run --fps "$FPS" --duration "$DURATION" --warmup "$WARMUP" --seed "$r" \
+      --wakeup "$WAKE" --cores "$CORES" --out "$D/spans-$r.csv" 2>> "$D/run.log"
+    spans+=("$D/spans-$r.csv")
+  done
+  log "load $L: simulating (calibration + load point only)"
+  ./vlrealpipe scenario --calib "$TINY" --decode-calib "$DEC" --wakeup "$WAKE" --fps "$FPS" --cores "$CORES" \
+    --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps 5 --out "$D/scenario.yaml"
+  ./vlsim run "$D/scenario.yaml" --csv "$D/sim.csv" --plot "$D/plot" -q 2> "$D/sim.log"
+  awk '/^# index/ {on = /frame end to end/; next} on && NF == 2' "$D/plot/cdf.dat" > "$D/sim-cdf.dat"
+  ./vlrealpipe compare --load "$L" --sim "$D/sim.csv" --warmup "$WARMUP" --out "$D/rows.csv" \
+    --spread "$D/spread.csv" --cdf "$D/real-cdf.dat" "${spans[@]}" | tee -a "$WORK/summary.txt" >&2
+done
+
+# ---- 4. outputs (each built beside, then moved into place) ----
+first=1
+for L in $LOADS; do
+  if [ $first = 1 ]; then cat "$WORK/runs/$L/rows.csv"; else tail -n +2 "$WORK/runs/$L/rows.csv"; fi
+  first=0
+done > "$WORK/results.csv"
+first=1
+for L in $LOADS; do
+  if [ $first = 1 ]; then cat "$WORK/runs/$L/spread.csv"; else tail -n +2 "$WORK/runs/$L/spread.csv"; fi
+  first=0
+done > "$WORK/spread.csv"
+
+# the CDF plot: real (points) vs predicted (lines) per load
+{
+  echo "set terminal pngcairo size 1000,650 noenhanced"
+  echo "set output '$WORK/cdf.png'"
+  echo "set title 'End-to-end frame latency: real pipeline (points) vs simulator (lines)'"
+  echo "set xlabel 'frame latency (ms, log scale)'; set ylabel 'fraction of frames at or below'"
+  echo "set logscale x; set key bottom right; set grid"
+  echo "set yrange [0:1.01]"
+  printf "plot "
+  k=1; sep=""
+  for L in $LOADS; do
+    printf "%s'%s' using 1:2 with points pt 7 ps 0.3 lc %d title 'real, load %s', " \
+      "$sep" "$WORK/runs/$L/real-cdf.dat" "$k" "$L"
+    printf "'%s' using 1:2 with lines lw 2 lc %d title 'sim, load %s'" "$WORK/runs/$L/sim-cdf.dat" "$k" "$L"
+    sep=", "; k=$((k + 1))
+  done
+  echo
+} > "$WORK/cdf.gp"
+gnuplot "$WORK/cdf.gp"
+
+elapsed=$(( $(date +%s) - t_start ))
+{
+  echo "# Validation: the simulator against the real pipeline"
+  echo
+  [ -n "$NOTE" ] && { echo "**$NOTE**"; echo; }
+  echo "Written by \`make validate\` (calib/realpipe/validate.sh) on $(date -u +%Y-%m-%dT%H:%M:%SZ),"
+  echo "$CORES CPUs ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')); load average (1, 5, 15 min)"
+  echo "$LOAD_BEFORE before, $(cut -d' ' -f1-3 /proc/loadavg) after; ${elapsed} s in all; calibration and"
+  echo "real runs at nice $NICE. Wake-up latency"
+  echo "(vlcalib wakeup, idle cores, then every core busy) and the cores' speed-up with 1..4"
+  echo "threads busy (vlcalib wakeup --ring 4):"
+  echo
+  echo '```'
+  grep -v '^#' "$WORK/calib/wakeup.yaml"
+  echo '```'
+  echo
+  echo "Capacity, from the calibration alone (vlrealpipe capacity):"
+  echo
+  echo "The simulator ran on scenarios generated from the isolated calibration alone"
+  echo "(validation/calib/), never from the pipeline's spans."
+  echo
+  echo '```'
+  cat "$WORK/capacity.txt"
+  echo '```'
+  echo
+  echo "Real: $RUNS runs per load of ${DURATION} s of frames (first ${WARMUP} s not measured),"
+  echo "pooled; simulated: 5 replications x ${SIM_S} s. rel_err = (sim - real) / real;"
+  echo "for drop_rate the columns are percentages and rel_err is sim - real in points."
+  echo "Target: frame p50 and p95 within 5 %, p99 within 10 %, drop rate within 1 point."
+  echo
+  echo "## End to end (frame)"
+  echo
+  echo "| load | metric | real ms | sim ms | rel err | within target |"
+  echo "|---|---|---|---|---|---|"
+  awk -F, 'NR > 1 && $2 == "frame" {
+      tol = $3 == "p99" ? 0.10 : $3 == "drop_rate" ? 1.0 : 0.05;
+      e = $6 < 0 ? -$6 : $6;
+      printf "| %s | %s | %.3f | %.3f | %s | %s |\n", $1, $3, $4, $5,
+             $3 == "drop_rate" ? sprintf("%+.2f pt", $6) : sprintf("%+.1f %%", 100 * $6),
+             e <= tol ? "yes" : "**no**" }' "$WORK/results.csv"
+  echo
+  echo "## Spread of the real runs (each run alone)"
+  echo
+  echo "| load | run | frames | p50 ms | p95 ms | p99 ms | drop % |"
+  echo "|---|---|---|---|---|---|---|"
+  awk -F, 'NR > 1 { printf "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f |\n", $1, $2 + 1, $3, $4, $5, $6, $7 }' \
+    "$WORK/spread.csv"
+  echo
+  echo "## Per stage (sojourn: enqueue to end)"
+  echo
+  echo "| load | stage | metric | real ms | sim ms | rel err |"
+  echo "|---|---|---|---|---|---|"
+  awk -F, 'NR > 1 && $2 != "frame" { printf "| %s | %s | %s | %.3f | %.3f | %+.1f %% |\n", $1, $2, $3, $4, $5, 100 * $6 }' \
+    "$WORK/results.csv"
+  echo
+  echo "![real vs predicted frame-latency CDFs](cdf.png)"
+} > "$WORK/REPORT.md"
+
+rm -rf "$OUT/calib"
+mkdir -p "$OUT/calib"
+cp "$WORK"/calib/*.yaml "$WORK"/calib/*.samples.csv "$WORK"/calib/*.samples "$OUT/calib/"
+mv "$WORK/results.csv" "$OUT/results.csv"
+mv "$WORK/spread.csv" "$OUT/spread.csv"
+mv "$WORK/cdf.png" "$OUT/cdf.png"
+mv "$WORK/REPORT.md" "$OUT/REPORT.md"
+cat "$WORK/summary.txt"
+log "done: $OUT/REPORT.md, $OUT/results.csv, $OUT/cdf.png"

@@ -1,0 +1,265 @@
+/* test_cores.c — the cpu: key (issue 7): stages' threads sharing a few cores
+ * by processor sharing, and the wake-up delay of a sleeping thread.
+ *
+ * Independent sources: with exponential service, c servers on k <= c cores
+ * under processor sharing serve min(n, k) x mu in total whenever n items are
+ * in the system (min(n, c) servers busy, each at min(1, k / min(n, c))), so
+ * the number in system is exactly that of M/M/k: one core gives M/M/1
+ * (mean sojourn 1/(mu - lambda), the M/M/1-PS result), two cores give
+ * Erlang C for M/M/2. Deterministic cases are worked out by hand. */
+#include "tests/kit.h"
+#include "models/cores.h"
+#include "models/scenario.h"
+
+TestSuite(cores, .timeout = 120);
+
+static void exp_svc(stage_cfg *st, double mean_ms)
+{
+    dist_free(&st->service);
+    cr_assert_null(dist_init_exponential(&st->service, mean_ms));
+}
+
+/* 4 servers on 1 core, lambda 0.8/ms, mu 1/ms: M/M/1, mean sojourn 5 ms
+ * (without the core limit, M/M/4 at a = 0.8 would give about 1.0 ms). */
+Test(cores, four_servers_one_core_is_mm1)
+{
+    scenario_cfg c;
+    kit_base(&c, "ps1", 11, 1, 0, 20.0, 400.0, 10);
+    poisson(&c, 800.0);
+    c.stages[0].servers = 4;
+    exp_svc(&c.stages[0], 1.0);
+    c.cpu.cores = 1;
+    c.cpu.stage_mask = 1;
+    run_result r;
+    run(&c, 2, &r);
+    near("mean sojourn 1/(mu - lambda)", r.stage[0].sojourn.mean.mean, 5.0, 0.04);
+    near("e2e mean", r.e2e.mean.mean, 5.0, 0.04);
+    run_result_free(&r);
+    cfg_free(&c);
+}
+
+/* 4 servers on 2 cores, lambda 1.5/ms, mu 1/ms: M/M/2 with a = 1.5,
+ * P0 = 1/(1 + a + a^2/(2(1 - rho))) = 1/7, C = (a^2/2)/(1 - rho) P0 = 4.5/7,
+ * W = C/(2 mu - lambda) + 1/mu = 9/7 + 1 = 16/7 ms. */
+Test(cores, four_servers_two_cores_is_mm2)
+{
+    scenario_cfg c;
+    kit_base(&c, "ps2", 12, 1, 0, 20.0, 300.0, 10);
+    poisson(&c, 1500.0);
+    c.stages[0].servers = 4;
+    exp_svc(&c.stages[0], 1.0);
+    c.cpu.cores = 2;
+    c.cpu.stage_mask = 1;
+    run_result r;
+    run(&c, 2, &r);
+    near("mean sojourn Erlang C (16/7)", r.stage[0].sojourn.mean.mean, 16.0 / 7.0, 0.04);
+    run_result_free(&r);
+    cfg_free(&c);
+}
+
+/* Two aligned streams, 2 servers, constant 10 ms, one core: both frames
+ * start at 0 and share the core, so both end at 20 ms; the next pair comes
+ * a second later. Service (wall) 20, wait 0. On two cores: 10. */
+static void two_jobs(int cores, double want)
+{
+    scenario_cfg c;
+    kit_base(&c, "pair", 1, 1, 0, 0.0, 10.0, 1);
+    periodic(&c, 2, 1.0);
+    on_workers(&c, 0, "decode", 2, 10.0);
+    c.cpu.cores = cores;
+    c.cpu.stage_mask = 1;
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("sojourn", &rs.stage[0].sojourn, 20, 20 * want, want, want);
+    hist_is("service", &rs.stage[0].service, 20, 20 * want, want, want);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+Test(cores, two_jobs_share_one_core) { two_jobs(1, 20.0); }
+Test(cores, two_jobs_two_cores) { two_jobs(2, 10.0); }
+
+/* Two GPUs (threads) each start a 10 ms batch at t = 0 on one core: both
+ * end at 20 ms. */
+Test(cores, gpus_share_the_core)
+{
+    scenario_cfg c;
+    kit_base(&c, "gpus", 1, 1, 2, 0.0, 10.0, 1);
+    periodic(&c, 2, 1.0);
+    on_gpu(&c, 0, "encode", 1, 0.0, 10.0);
+    c.cluster.placement = PLACE_LEAST_LOADED;     /* periodic: stream j on GPU j */
+    c.cpu.cores = 1;
+    c.cpu.stage_mask = 1;
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("sojourn", &rs.stage[0].sojourn, 20, 20 * 20.0, 20.0, 20.0);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+/* Unequal work on cores.c directly: jobs of 10 and 30 ms start together on
+ * one core; both run at 1/2 until the short one is done at 20 ms (10 of
+ * work each); the long one has 20 left, alone at full speed: done at 40. */
+Test(cores, unequal_jobs_closed_form)
+{
+    cores_t k;
+    ev_queue q;
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 1, NULL, 0, 99), 0);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 1, 0, 10.0), 0);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 2, 0, 30.0), 0);
+    double done[3] = {0};
+    ev_t e;
+    while (ev_pop(&q, &e) == 0) {
+        if (e.kind == 99)
+            cr_assert_eq(cores_tick(&k, &q, e.t, e.b), 0);
+        else
+            done[e.a] = e.t;
+    }
+    near("short job ends at 2 x 10", done[1], 20.0, EXACT);
+    near("long job ends at 20 + 20", done[2], 40.0, EXACT);
+    /* a job joining midway: 10 ms alone for 5 ms (5 left), then a 4 ms job:
+     * both at 1/2, the 4 ms one ends after 8 more (t = 13, the first has 1
+     * left), the first at 14. */
+    cr_assert_eq(cores_start(&k, &q, 100.0, 7, 1, 0, 10.0), 0);
+    while (ev_len(&q) && ev_peek(&q)->t < 105.0) {
+        ev_pop(&q, &e);
+        cores_tick(&k, &q, e.t, e.b);
+    }
+    cr_assert_eq(cores_start(&k, &q, 105.0, 7, 2, 0, 4.0), 0);
+    while (ev_pop(&q, &e) == 0) {
+        if (e.kind == 99)
+            cr_assert_eq(cores_tick(&k, &q, e.t, e.b), 0);
+        else
+            done[e.a] = e.t;
+    }
+    near("joining job", done[2], 113.0, EXACT);
+    near("first job", done[1], 114.0, EXACT);
+    cores_free(&k);
+    ev_free(&q);
+}
+
+/* Wake-up: one stream at 1 FPS, decode constant 1 ms, wake 0.5 ms: every
+ * frame waits 0.5 (its thread was asleep) and leaves decode at 1.5. At the
+ * GPU stage (max_batch 4, batch timeout 2 ms, 1 ms batches) the thread wakes
+ * at 2.0, finds no full batch, sleeps to the timeout at 3.5 and wakes 0.5
+ * late, at 4.0: a wait of 2.5; the batch ends at 5.0, the frame's e2e. */
+Test(cores, wake_delay)
+{
+    scenario_cfg c;
+    kit_base(&c, "wake", 1, 2, 1, 0.0, 10.0, 1);
+    periodic(&c, 1, 1.0);
+    on_workers(&c, 0, "decode", 1, 1.0);
+    on_gpu(&c, 1, "encode", 4, 2.0, 1.0);
+    c.cpu.cores = 2;
+    c.cpu.wake_ms = 0.5;
+    c.cpu.stage_mask = 3;
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("decode wait", &rs.stage[0].wait, 10, 10 * 0.5, 0.5, 0.5);
+    hist_is("decode sojourn", &rs.stage[0].sojourn, 10, 10 * 1.5, 1.5, 1.5);
+    hist_is("encode wait", &rs.stage[1].wait, 10, 10 * 2.5, 2.5, 2.5);
+    hist_is("e2e", &rs.e2e, 10, 10 * 5.0, 5.0, 5.0);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+/* A measured speed-up table: 4 servers, exponential mu = 1/ms, lambda 1.2/ms,
+ * speedup [1, 1.5]: the total service rate is 1 with one item, 1.5 with more,
+ * a birth-death chain with p_n = p0 1.2 (0.8)^(n-1) for n >= 1, so
+ * p0 = 1/(1 + 1.2/0.2) = 1/7, N = p0 1.2 / 0.2^2 = 30/7 and W = N / lambda
+ * = 25/7 ms (Little). */
+Test(cores, speedup_table_birth_death)
+{
+    scenario_cfg c;
+    kit_base(&c, "speedup", 13, 1, 0, 20.0, 400.0, 10);
+    poisson(&c, 1200.0);
+    c.stages[0].servers = 4;
+    exp_svc(&c.stages[0], 1.0);
+    c.cpu.cores = 2;
+    c.cpu.stage_mask = 1;
+    c.cpu.nspeedup = 2;
+    c.cpu.speedup[0] = 1.0;
+    c.cpu.speedup[1] = 1.5;
+    run_result r;
+    run(&c, 2, &r);
+    near("mean sojourn 25/7", r.stage[0].sojourn.mean.mean, 25.0 / 7.0, 0.04);
+    run_result_free(&r);
+    cfg_free(&c);
+}
+
+/* On cores.c directly: speedup [0.5, 1.2] — one job alone runs at half
+ * speed: 10 ms of work takes 20; two together at 0.6 each: 6 ms of work
+ * each end at 10. */
+Test(cores, speedup_closed_form)
+{
+    static const double sp[] = {0.5, 1.2};
+    cores_t k;
+    ev_queue q;
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 2, sp, 2, 99), 0);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 1, 0, 10.0), 0);
+    double done[3] = {0};
+    ev_t e;
+    while (ev_pop(&q, &e) == 0) {
+        if (e.kind == 99)
+            cr_assert_eq(cores_tick(&k, &q, e.t, e.b), 0);
+        else
+            done[e.a] = e.t;
+    }
+    near("alone at 0.5", done[1], 20.0, EXACT);
+    cr_assert_eq(cores_start(&k, &q, 100.0, 7, 1, 0, 6.0), 0);
+    cr_assert_eq(cores_start(&k, &q, 100.0, 7, 2, 0, 6.0), 0);
+    while (ev_pop(&q, &e) == 0) {
+        if (e.kind == 99)
+            cr_assert_eq(cores_tick(&k, &q, e.t, e.b), 0);
+        else
+            done[e.a] = e.t;
+    }
+    near("pair at 0.6 each", done[1], 110.0, EXACT);
+    near("pair at 0.6 each", done[2], 110.0, EXACT);
+    cores_free(&k);
+    ev_free(&q);
+}
+
+/* The loader: cpu: {cores, wake_ms, stages}. */
+static const char *load_err(const char *yaml, scenario_cfg *c, char *err, size_t n)
+{
+    int rc = scn_load_string(yaml, strlen(yaml), "s.yaml", NULL, c, err, n);
+    return rc ? err : NULL;
+}
+
+#define BASE "duration_s: 1\nworkload: {arrival: poisson, rate_hz: 10}\n" \
+             "stages:\n  - {name: decode, service: {dist: constant, ms: 1}}\n" \
+             "  - {name: response, service: {dist: constant, ms: 1}}\n"
+
+Test(cores, scenario_keys)
+{
+    scenario_cfg c;
+    char err[512];
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, wake_ms: 0.03}\n", &c, err, sizeof err), "%s", err);
+    cr_expect_eq(c.cpu.cores, 2);
+    near("wake_ms", c.cpu.wake_ms, 0.03, EXACT);
+    cr_expect_eq(c.cpu.stage_mask, 3u);
+    cfg_free(&c);
+    cr_assert_null(load_err(BASE "cpu: {cores: 1, stages: [response]}\n", &c, err, sizeof err), "%s", err);
+    cr_expect_eq(c.cpu.stage_mask, 2u);
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 0}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, ":6:") && strstr(err, "cpu.cores"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stages: [decod]}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stages[0]") && strstr(err, "did you mean 'decode'"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, wake_ms: -1}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.wake_ms"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {core: 2}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "did you mean 'cores'"), "%s", err);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, speedup: [0.98, 1.33, 1.73]}\n", &c, err,
+                            sizeof err), "%s", err);
+    cr_expect_eq(c.cpu.nspeedup, 3);
+    near("speedup[2]", c.cpu.speedup[2], 1.73, EXACT);
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speedup: [1, 2.5]}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.speedup[1]") && strstr(err, "cannot run faster"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speedup: 1.5}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.speedup") && strstr(err, "expected a list"), "%s", err);
+}

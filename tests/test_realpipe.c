@@ -1,0 +1,357 @@
+/* test_realpipe.c — the non-timing parts of the real-pipeline experiment
+ * (issue 7, calib/realpipe): the span file (write, read back, errors), the
+ * percentiles, drop rate and relative error computed from a hand-made span
+ * set, the simulator CSV reader, and the capacity and scenario generated
+ * from a hand-written calibration fixture.
+ *
+ * Independent sources: every expected value is worked out by hand in the
+ * comments from tests/data/realpipe/ (spans.csv, sim.csv, tiny-fixture.yaml)
+ * and calib/data/fixture-video.yaml; percentiles by linear interpolation
+ * between order statistics at (n - 1) q. Timing itself (the pipeline's
+ * threads) is `make validate`'s, never a unit test's. */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "calib/harness.h"
+#include "calib/wakeup.h"
+#include "calib/realpipe/rp_params.h"
+#include "calib/realpipe/rp_scen.h"
+#include "calib/realpipe/rp_span.h"
+#include "calib/realpipe/rp_stats.h"
+#include "models/scenario.h"
+
+#define D "tests/data/realpipe/"
+#define TOL 1e-9
+
+TestSuite(realpipe, .timeout = 30);
+
+static void close_to(const char *what, double got, double want)
+{
+    cr_expect(fabs(got - want) <= TOL * (fabs(want) > 1 ? fabs(want) : 1),
+              "%s: got %.12g, want %.12g", what, got, want);
+}
+
+/* The hand-made set: 7 frames after the 500 ms warm-up (frame 0 is before
+ * it); end to end 1..5 ms for the five completed: p50 = 3, p95 at 3.8 ->
+ * 4.8, p99 at 3.96 -> 4.96; one drop (encode) in 7 arrivals; decode
+ * sojourns 0.1..0.7: p50 0.4, p95 at 5.7 -> 0.67, p99 at 5.94 -> 0.694;
+ * prefill sojourns 0.5, 1, 1, 1, 2: p50 1. */
+Test(realpipe, metrics_of_hand_made_spans)
+{
+    rp_set s = {0};
+    char err[512] = "";
+    cr_assert_eq(rp_set_read(&s, D "spans.csv", err, sizeof err), 0, "%s", err);
+    cr_expect_eq(s.n, 18);
+    cr_expect_eq(s.runs, 1);
+    rp_metrics m;
+    double *e2e = NULL;
+    size_t ne = 0;
+    cr_assert_eq(rp_metrics_of(&s, -1, 500.0, &m, &e2e, &ne), 0);
+    cr_expect_eq(m.arrived, 7);
+    cr_expect_eq(m.dropped, 1);
+    cr_expect_eq(m.sampled_out, 1);
+    cr_expect_eq(m.completed, 5);
+    close_to("drop rate 1/7", m.drop_rate, 1.0 / 7.0);
+    cr_assert_eq(ne, 5);
+    for (size_t i = 0; i < ne; i++)
+        close_to("sorted e2e", e2e[i], (double)(i + 1));
+    close_to("frame p50", m.frame.p50, 3.0);
+    close_to("frame p95", m.frame.p95, 4.8);
+    close_to("frame p99", m.frame.p99, 4.96);
+    close_to("decode p50", m.stage[RP_DECODE].p50, 0.4);
+    close_to("decode p95", m.stage[RP_DECODE].p95, 0.67);
+    close_to("decode p99", m.stage[RP_DECODE].p99, 0.694);
+    close_to("prefill p50", m.stage[RP_PREFILL].p50, 1.0);
+    cr_expect_eq(m.stage[RP_SAMPLE].n, 1);                  /* sampled out counts there */
+    close_to("sample sojourn", m.stage[RP_SAMPLE].p50, 0.1);
+    cr_expect_eq(m.stage[RP_ENCODE].n, 0);                  /* a drop has no sojourn */
+    cr_expect(isnan(m.stage[RP_ENCODE].p50));
+    close_to("llm_decode sojourn", m.stage[RP_LLM_DECODE].p50, 2.0);
+    close_to("response sojourn", m.stage[RP_RESPONSE].p50, 5.0);
+    free(e2e);
+    /* without the warm-up, frame 0 counts: e2e 90 ms is the largest */
+    cr_assert_eq(rp_metrics_of(&s, -1, 0.0, &m, NULL, NULL), 0);
+    cr_expect_eq(m.arrived, 8);
+    close_to("frame p50 of 1,2,3,4,5,90", m.frame.p50, 3.5);
+    /* two runs of the same file: pooled percentiles unchanged, counts doubled,
+     * and each run alone is the file */
+    cr_assert_eq(rp_set_read(&s, D "spans.csv", err, sizeof err), 0, "%s", err);
+    cr_expect_eq(s.runs, 2);
+    cr_assert_eq(rp_metrics_of(&s, -1, 500.0, &m, NULL, NULL), 0);
+    cr_expect_eq(m.arrived, 14);
+    close_to("pooled p50", m.frame.p50, 3.0);
+    cr_assert_eq(rp_metrics_of(&s, 1, 500.0, &m, NULL, NULL), 0);
+    cr_expect_eq(m.arrived, 7);
+    close_to("run 1 p99", m.frame.p99, 4.96);
+    rp_set_free(&s);
+}
+
+Test(realpipe, rel_err)
+{
+    close_to("10 -> 11", rp_rel_err(10, 11), 0.1);
+    close_to("4 -> 3", rp_rel_err(4, 3), -0.25);
+    cr_expect(isnan(rp_rel_err(0, 1)));
+    cr_expect(isnan(rp_rel_err(NAN, 1)));
+    cr_expect(isnan(rp_quantile(NULL, 0, 0.5)));
+}
+
+static char *tmp_with(const char *text)
+{
+    static char path[64];
+    snprintf(path, sizeof path, "/tmp/vl-rp-XXXXXX");
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    fputs(text, f);
+    fclose(f);
+    return path;
+}
+
+static void read_fails(const char *text, const char *want)
+{
+    char *path = tmp_with(text), err[512] = "";
+    rp_set s = {0};
+    cr_expect_eq(rp_set_read(&s, path, err, sizeof err), -1, "accepted: %s", text);
+    cr_expect(strstr(err, path) && strstr(err, want), "got '%s', want '%s'", err, want);
+    cr_expect_eq(s.n, 0);
+    cr_expect_eq(s.runs, 0);
+    unlink(path);
+    rp_set_free(&s);
+}
+
+#define HDR "kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
+
+Test(realpipe, span_file_errors)
+{
+    read_fails("# c\nkind,id\n", ":2: expected the header");
+    read_fails(HDR "frame,0,0,0,encoder,done,1,1,1,1\n", ":2: unknown stage 'encoder'");
+    read_fails(HDR "frame,0,0,0,encode,done,1,2,1,3\n", ":2: times must satisfy");
+    read_fails(HDR "frame,0,0,0,response,done,1,1,1,1\n", ":2: stage response is not on the frame path");
+    read_fails(HDR "frame,0,0,0,encode,lost,1,1,1,1\n", ":2: unknown outcome 'lost'");
+    read_fails(HDR "frame,-1,0,0,encode,done,1,1,1,1\n", ":2: id must be");
+    read_fails(HDR "frame,0,0,0,encode,done,1,1,1,x\n", ":2: end_ms must be a finite number");
+    read_fails(HDR "frame,0,0,0,encode,done,1,1,1\n", ":2: expected 10 fields, got 9");
+    read_fails("", "no header");
+}
+
+/* The record's file reads back as what was put in (times to the ns). */
+Test(realpipe, record_round_trip)
+{
+    rp_record r;
+    cr_assert_eq(rp_record_init(&r, 2, 1), 0);
+    r.f_arrive[0] = 1000000;            /* 1 ms */
+    r.f_stream[0] = 3;
+    r.f_seq[0] = 7;
+    *rp_fspan(&r, 0, RP_DECODE) = (rp_span){1000000, 1500000, 2250001, RP_DONE};
+    *rp_fspan(&r, 0, RP_SAMPLE) = (rp_span){2250001, 2300000, 2300000, RP_SAMPLED_OUT};
+    r.f_arrive[1] = 5000000;
+    *rp_fspan(&r, 1, RP_DECODE) = (rp_span){5000000, 5000000, 5000000, RP_DROP_FULL};
+    r.q_arrive[0] = 9000000;
+    *rp_qspan(&r, 0, RP_RESPONSE) = (rp_span){9000000, 9100000, 14100000, RP_DONE};
+    char path[] = "/tmp/vl-rp-rt-XXXXXX", err[512] = "";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    unlink(path);
+    cr_assert_eq(rp_record_write(&r, 2, 1, "a comment\nover two lines", path, err, sizeof err), 0,
+                 "%s", err);
+    rp_record_free(&r);
+    rp_set s = {0};
+    cr_assert_eq(rp_set_read(&s, path, err, sizeof err), 0, "%s", err);
+    unlink(path);
+    cr_assert_eq(s.n, 4);
+    cr_expect_eq(s.rows[0].stage, RP_DECODE);
+    cr_expect_eq(s.rows[0].stream, 3);
+    cr_expect_eq(s.rows[0].seq, 7);
+    close_to("arrive", s.rows[0].arrive, 1.0);
+    close_to("start", s.rows[0].start, 1.5);
+    close_to("end (ns kept)", s.rows[0].end, 2.250001);
+    cr_expect_eq(s.rows[1].outcome, RP_SAMPLED_OUT);
+    cr_expect_eq(s.rows[2].outcome, RP_DROP_FULL);
+    cr_expect_eq(s.rows[3].kind, RP_QUERY);
+    cr_expect_eq(s.rows[3].stage, RP_RESPONSE);
+    close_to("query end", s.rows[3].end, 14.1);
+    rp_set_free(&s);
+}
+
+/* sim.csv: the e2e row and the decode row; a stage that is not the real
+ * pipeline's is ignored. */
+Test(realpipe, sim_csv)
+{
+    rp_metrics m;
+    char err[512] = "";
+    cr_assert_eq(rp_sim_read(D "sim.csv", &m, err, sizeof err), 0, "%s", err);
+    close_to("e2e p50", m.frame.p50, 3.3);
+    close_to("e2e p95", m.frame.p95, 4.4);
+    close_to("e2e p99", m.frame.p99, 5.5);
+    close_to("drop rate", m.drop_rate, 0.02);
+    close_to("decode p99", m.stage[RP_DECODE].p99, 1.5);
+    cr_expect(isnan(m.stage[RP_ENCODE].p50));
+    char *path = tmp_with("kind,name\nstage,decode\n");
+    cr_expect_eq(rp_sim_read(path, &m, err, sizeof err), -1);
+    cr_expect(strstr(err, ":1: not a vlsim run --csv header"), "%s", err);
+    unlink(path);
+}
+
+/* Capacity from the fixtures, by hand (defaults: 8 streams, 6 queries per
+ * stream-minute of 8 tokens, 2 decode workers, 2 cores, keep every 2nd,
+ * 16 tokens kept, prefill at cache 64, decode at cache 128):
+ *   decode mean (fixture-video: 2 I of 10 ms, 6 P of 1.5 ms) = 29/8 = 3.625 ms;
+ *   per kept frame encode(1) 1 + reduce(1) 0.1 + prefill(16 tokens) 0.5 = 1.6 ms;
+ *   queries 0.8/s x 8 tokens x decode(1) 0.2 ms = 1.28 ms/s = 0.00128;
+ *   decode workers 2000 / 3.625 = 551.72 frames/s;
+ *   executor 1000 (1 - 0.00128) / 0.8 = 1248.4;
+ *   cores 1000 (2 - 0.00128) / (3.625 + 0.8) = 451.688... -> the bottleneck. */
+Test(realpipe, capacity_from_calibration)
+{
+    rp_params p;
+    rp_params_default(&p);
+    rp_capacity c;
+    char err[512] = "";
+    cr_assert_eq(rp_capacity_of(&p, D "tiny-fixture.yaml", "calib/data/fixture-video.yaml", &c,
+                                err, sizeof err), 0, "%s", err);
+    close_to("decode mean", c.decode_ms, 3.625);
+    close_to("encode", c.encode_ms, 1.0);
+    close_to("reduce", c.reduce_ms, 0.1);
+    close_to("prefill", c.prefill_ms, 0.5);
+    close_to("query share", c.query_share, 0.00128);
+    close_to("decode pool", c.rate[RP_RES_DECODE], 2000.0 / 3.625);
+    close_to("executor", c.rate[RP_RES_EXECUTOR], 1000.0 * (1 - 0.00128) / 0.8);
+    close_to("cores", c.rate[RP_RES_CORES], 1000.0 * (2 - 0.00128) / 4.425);
+    cr_expect_eq(c.bottleneck, RP_RES_CORES);
+    /* with 8 cores, the decode pool binds */
+    p.cores = 8;
+    cr_assert_eq(rp_capacity_of(&p, D "tiny-fixture.yaml", "calib/data/fixture-video.yaml", &c,
+                                err, sizeof err), 0, "%s", err);
+    cr_expect_eq(c.bottleneck, RP_RES_DECODE);
+    cr_expect_neq(rp_capacity_of(&p, D "missing.yaml", "calib/data/fixture-video.yaml", &c,
+                                 err, sizeof err), 0);
+    cr_expect(strstr(err, "missing.yaml"), "%s", err);
+}
+
+/* The generated scenario loads, and says what the parameters say. */
+Test(realpipe, scenario_from_calibration)
+{
+    rp_params p;
+    rp_params_default(&p);
+    p.fps = 12.5;
+    p.wake_ms = 0.004;
+    char path[] = "/tmp/vl-rp-scen-XXXXXX", tmpl[] = "/tmp/vl-rp-scen-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    char here[4096], tiny[4200], vid[4200], err[1024] = "";
+    cr_assert_not_null(getcwd(here, sizeof here));
+    snprintf(tiny, sizeof tiny, "%s/" D "tiny-fixture.yaml", here);
+    snprintf(vid, sizeof vid, "%s/" D "video-fixture.yaml", here);
+    rp_capacity cap;
+    cr_assert_eq(rp_capacity_of(&p, tiny, vid, &cap, err, sizeof err), 0, "%s", err);
+    close_to("I mean", cap.decode_i_ms, 10);
+    close_to("P mean", cap.decode_p_ms, 1.5);
+    rp_scenario_write(f, &p, tiny, vid, &cap, 30, 3);
+    fclose(f);
+    scenario_cfg c;
+    int rc = scn_load(path, &c, err, sizeof err);
+    unlink(path);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_expect_eq(c.workload.streams, 8);
+    close_to("fps", c.workload.fps, 12.5);
+    close_to("queries", c.workload.queries_per_min, 6);
+    close_to("duration", c.duration_s, 30);
+    cr_expect_eq(c.replications, 3);
+    cr_expect_eq(c.cpu.cores, 2);
+    close_to("wake", c.cpu.wake_ms, 0.004);
+    cr_assert_eq(c.nstages, 7);
+    const char *names[] = {"decode", "sample", "encode", "reduce", "llm_prefill", "llm_decode", "response"};
+    for (int s = 0; s < 7; s++)
+        cr_expect_str_eq(c.stages[s].name, names[s]);
+    cr_expect_eq(c.cpu.stage_mask, 0x3fu);                 /* all but response */
+    cr_expect_eq(c.stages[0].servers, 2);
+    cr_expect_eq(c.stages[0].capacity, 64);
+    cr_expect_eq(c.stages[0].on_full, ONFULL_DROP_OLDEST);
+    /* decode: the P samples (mean 9/6 = 1.5) and a GOP of 30 whose I-frame
+     * costs 10 / 1.5 times a P-frame */
+    close_to("decode P-sample mean", dist_mean(&c.stages[0].service), 1.5);
+    cr_expect_eq(c.stages[0].gop.length, 30);
+    close_to("i_factor", c.stages[0].gop.i_factor, 10.0 / 1.5);
+    cr_expect_eq(c.stages[1].keep, KEEP_EVERY);
+    cr_expect_eq(c.stages[1].keep_every, 2);
+    const stage_cfg *e = &c.stages[2];
+    cr_expect_eq(e->on, RES_GPU);
+    cr_expect_eq(e->max_batch, 8);
+    close_to("batch timeout", e->batch_timeout_ms, 2);
+    cr_expect_eq(e->capacity, 32);
+    close_to("encode timeout", e->timeout_ms, 50);
+    cr_expect(e->has_table && e->has_jitter);
+    close_to("encode table(1)", cfg_table_ms(&e->table, 1), 1.0);
+    close_to("encode table(8)", cfg_table_ms(&e->table, 8), 4.0);
+    close_to("reduce table(8)", cfg_table_ms(&c.stages[3].table, 8), 0.4);
+    cr_expect(c.stages[4].table.by_tokens);
+    close_to("prefill table(16 tokens)", cfg_table_ms(&c.stages[4].table, 16), 0.5);
+    close_to("prefill table(128 tokens)", cfg_table_ms(&c.stages[4].table, 128), 2.5);
+    cr_expect_eq(c.stages[5].response_tokens, 8);
+    cr_expect_eq(c.stages[5].max_batch, 4);
+    close_to("decode table(4)", cfg_table_ms(&c.stages[5].table, 4), 0.5);
+    cr_expect_eq(c.stages[6].servers, 1);
+    cr_expect_eq(c.cpu.nspeedup, 0);
+    cfg_free(&c);
+    /* a measured speed-up goes into the scenario as written */
+    p.nspeedup = 3;
+    p.speedup[0] = 0.98;
+    p.speedup[1] = 1.33;
+    p.speedup[2] = 1.73;
+    memcpy(path, tmpl, sizeof tmpl);
+    fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    f = fdopen(fd, "w");
+    rp_scenario_write(f, &p, tiny, vid, &cap, 30, 3);
+    fclose(f);
+    rc = scn_load(path, &c, err, sizeof err);
+    unlink(path);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_expect_eq(c.cpu.nspeedup, 3);
+    close_to("speedup[1]", c.cpu.speedup[1], 1.33);
+    cfg_free(&c);
+}
+
+/* With a speed-up table the cores saturate at its last value instead of
+ * `cores`: 1000 (1.73 - 0.00128) / 4.425 (see capacity_from_calibration). */
+Test(realpipe, capacity_with_speedup)
+{
+    rp_params p;
+    rp_params_default(&p);
+    p.nspeedup = 3;
+    p.speedup[0] = 0.98;
+    p.speedup[1] = 1.33;
+    p.speedup[2] = 1.73;
+    rp_capacity c;
+    char err[512] = "";
+    cr_assert_eq(rp_capacity_of(&p, D "tiny-fixture.yaml", "calib/data/fixture-video.yaml", &c,
+                                err, sizeof err), 0, "%s", err);
+    close_to("cores", c.rate[RP_RES_CORES], 1000.0 * (1.73 - 0.00128) / 4.425);
+}
+
+/* vlcalib wakeup's library: as many latencies as rounds asked, none
+ * negative, ordered statistics, a CPU cost that is positive; bad counts are
+ * refused. (Its values are timings: make validate's, not a test's.) */
+Test(realpipe, wakeup_counts)
+{
+    harness_result r;
+    double cpu = -1;
+    char err[256] = "";
+    cr_assert_eq(wake_measure(200, 10, &r, &cpu, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(r.n, 200);
+    cr_expect(r.min >= 0 && r.min <= r.p50 && r.p50 <= r.p99 && r.p99 <= r.max);
+    cr_expect(cpu > 0, "cpu per handoff %g", cpu);
+    harness_result_free(&r);
+    cr_assert_eq(wake_measure_busy(100, 0, 1, &r, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(r.n, 100);
+    harness_result_free(&r);
+    cr_expect_eq(wake_measure(0, 10, &r, NULL, err, sizeof err), -1);
+    cr_expect(strstr(err, "rounds"), "%s", err);
+    cr_expect_eq(wake_measure_busy(10, 0, 999, &r, err, sizeof err), -1);
+}

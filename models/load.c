@@ -5,14 +5,21 @@
 #include "models/load.h"
 #include <math.h>
 
-/* Items per second reaching stage s: the workload's rate thinned by the
- * samplers before it. */
+/* Items per second reaching stage s: the rate that starts its path (frames,
+ * or the streams' queries and proactive triggers for the response path)
+ * thinned by the samplers before it on that path. */
 static double stage_rate_hz(const scenario_cfg *cfg, int s)
 {
     const workload_cfg *w = &cfg->workload;
-    double rate = w->arrival == ARRIVAL_POISSON ? w->rate_hz : w->streams * w->fps;
+    path_kind path = cfg->stages[s].path;
+    double rate = path == PATH_RESPONSE
+                ? (w->arrival == ARRIVAL_PERIODIC
+                   ? w->streams * (w->queries_per_min + w->proactive_per_min) / 60.0 : 0.0)
+                : w->arrival == ARRIVAL_POISSON ? w->rate_hz : w->streams * w->fps;
     for (int k = 0; k < s; k++) {
         const stage_cfg *st = &cfg->stages[k];
+        if (st->path != path)
+            continue;
         if (st->keep == KEEP_EVERY)
             rate /= st->keep_every;
         else if (st->keep == KEEP_RATIO) {

@@ -575,6 +575,14 @@ Test(control, trigger_counts_closed_form)
     on_workers(&c, 0, "encode", 1, 1.0);
     on_workers(&c, 1, "llm_decode", 64, 5.0);
     on_workers(&c, 2, "response", 64, 1.0);
+    /* the static load figures: frames at 8/s x 1 ms on encode; the response
+     * path's stages see the 8 x 12/60 = 1.6 triggers per second, not the
+     * frame rate */
+    near("offered load encode (8/s x 1 ms)", run_offered_load(&c, 0), 0.008, EXACT);
+    near("offered load llm_decode (1.6/s x 5 ms / 64)", run_offered_load(&c, 1),
+         1.6 * 0.005 / 64, EXACT);
+    near("offered load response (1.6/s x 1 ms / 64)", run_offered_load(&c, 2),
+         1.6 * 0.001 / 64, EXACT);
     run_result r;
     run(&c, 2, &r);
     double mq = 8 * 3 / 60.0 * 300 * 4, mp = 8 * 9 / 60.0 * 300 * 4;

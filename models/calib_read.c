@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+#include "sim/slurp.h"
 
 typedef struct {
     yaml_document_t doc;
@@ -240,6 +241,40 @@ static int read_root(reader *r, const yaml_node_t *root, calf_file *f)
     return 0;
 }
 
+int calf_read_mem(const char *text, size_t len, const char *name, calf_file *f, char *err,
+                  size_t errlen)
+{
+    char dummy[8];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    memset(f, 0, sizeof *f);
+    reader r = { .path = name ? name : "(string)", .err = err, .errlen = errlen };
+    if (len > CALF_MAX_BYTES) {
+        snprintf(err, errlen, "%s: file is larger than %d MiB", r.path, CALF_MAX_BYTES >> 20);
+        return -1;
+    }
+    yaml_parser_t p;
+    int rc = -1;
+    if (!yaml_parser_initialize(&p)) {
+        snprintf(err, errlen, "%s: out of memory", r.path);
+        return -1;
+    }
+    yaml_parser_set_input_string(&p, (const unsigned char *)(text ? text : ""), text ? len : 0);
+    if (!yaml_parser_load(&p, &r.doc)) {
+        snprintf(err, errlen, "%s:%zu:%zu: (syntax): %s", r.path, p.problem_mark.line + 1,
+                 p.problem_mark.column + 1, p.problem ? p.problem : "invalid YAML");
+    } else {
+        rc = read_root(&r, yaml_document_get_root_node(&r.doc), f);
+        yaml_document_delete(&r.doc);
+    }
+    yaml_parser_delete(&p);
+    if (rc)
+        calf_free(f);
+    return rc;
+}
+
 int calf_read(const char *path, calf_file *f, char *err, size_t errlen)
 {
     char dummy[8];
@@ -248,31 +283,18 @@ int calf_read(const char *path, calf_file *f, char *err, size_t errlen)
         errlen = sizeof dummy;
     }
     memset(f, 0, sizeof *f);
-    reader r = { .path = path, .err = err, .errlen = errlen };
-    FILE *in = fopen(path, "rb");
-    if (!in) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    size_t len = 0;
+    int e = 0;
+    char *text = slurp_file(path, CALF_MAX_BYTES, &len, &e);
+    if (!text) {
+        if (e == EFBIG)
+            snprintf(err, errlen, "%s: file is larger than %d MiB", path, CALF_MAX_BYTES >> 20);
+        else
+            snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
         return -1;
     }
-    yaml_parser_t p;
-    int rc = -1;
-    if (!yaml_parser_initialize(&p)) {
-        fclose(in);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    yaml_parser_set_input_file(&p, in);
-    if (!yaml_parser_load(&p, &r.doc)) {
-        snprintf(err, errlen, "%s:%zu:%zu: (syntax): %s", path, p.problem_mark.line + 1,
-                 p.problem_mark.column + 1, p.problem ? p.problem : "invalid YAML");
-    } else {
-        rc = read_root(&r, yaml_document_get_root_node(&r.doc), f);
-        yaml_document_delete(&r.doc);
-    }
-    yaml_parser_delete(&p);
-    fclose(in);
-    if (rc)
-        calf_free(f);
+    int rc = calf_read_mem(text, len, path, f, err, errlen);
+    free(text);
     return rc;
 }
 

@@ -43,6 +43,41 @@ static int rfail(reader *r, const yaml_node_t *n, const char *key, const char *f
     return -1;
 }
 
+static int key_cmp(const void *a, const void *b)
+{
+    const yaml_node_t *x = *(const yaml_node_t *const *)a, *y = *(const yaml_node_t *const *)b;
+    int c = strcmp((const char *)x->data.scalar.value, (const char *)y->data.scalar.value);
+    return c ? c : (x->start_mark.index > y->start_mark.index) - (x->start_mark.index < y->start_mark.index);
+}
+
+/* No scalar key of map given twice (keys it does not know are allowed, so
+ * a duplicate would otherwise pass unseen): sorted, in O(n log n). */
+static int rnodup(reader *r, const yaml_node_t *map, const char *path)
+{
+    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start), k = 0;
+    if (n < 2)
+        return 0;
+    const yaml_node_t **keys = malloc(n * sizeof *keys);
+    if (!keys)
+        return rfail(r, map, *path ? path : "(root)", "out of memory");
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        const yaml_node_t *kn = yaml_document_get_node(&r->doc, p->key);
+        if (kn && kn->type == YAML_SCALAR_NODE)
+            keys[k++] = kn;
+    }
+    qsort(keys, k, sizeof *keys, key_cmp);
+    for (size_t i = 1; i < k; i++)
+        if (!strcmp((const char *)keys[i]->data.scalar.value, (const char *)keys[i - 1]->data.scalar.value)) {
+            char kp[256];
+            snprintf(kp, sizeof kp, "%s%s%.64s", path, *path ? "." : "", keys[i]->data.scalar.value);
+            const yaml_node_t *later = keys[i], *first = keys[i - 1];
+            free(keys);
+            return rfail(r, later, kp, "duplicate key (first given at line %zu)", first->start_mark.line + 1);
+        }
+    free(keys);
+    return 0;
+}
+
 static yaml_node_t *rget(reader *r, const yaml_node_t *map, const char *key)
 {
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
@@ -79,6 +114,8 @@ static int rstr(reader *r, const yaml_node_t *map, const char *path, const char 
     snprintf(kp, sizeof kp, "%s%s%s", path, *path ? "." : "", key);
     if (v->data.scalar.length >= size)
         return rfail(r, v, kp, "longer than %zu characters", size - 1);
+    if (strlen((const char *)v->data.scalar.value) != v->data.scalar.length)
+        return rfail(r, v, kp, "holds a NUL character (\\0)");
     memcpy(out, v->data.scalar.value, v->data.scalar.length + 1);
     return 0;
 }
@@ -134,6 +171,8 @@ static int read_point(reader *r, const yaml_node_t *m, const char *path, bool vi
 {
     if (m->type != YAML_MAPPING_NODE)
         return rfail(r, m, path, "expected a mapping (a grid point)");
+    if (rnodup(r, m, path))
+        return -1;
     char fp[256];
     double ks = 0;
     const yaml_node_t *fit, *dist;
@@ -148,6 +187,8 @@ static int read_point(reader *r, const yaml_node_t *m, const char *path, bool vi
         !(fit = rneed(r, m, path, "fit", YAML_MAPPING_NODE)))
         return -1;
     snprintf(fp, sizeof fp, "%s.fit", path);
+    if (rnodup(r, fit, fp))
+        return -1;
     if (!(dist = rneed(r, fit, fp, "dist", YAML_SCALAR_NODE)))
         return -1;
     if (strcmp((const char *)dist->data.scalar.value, "lognormal") != 0) {
@@ -173,6 +214,8 @@ static int read_op(reader *r, const yaml_node_t *m, const char *path, calf_op *o
     const yaml_node_t *pts;
     if (m->type != YAML_MAPPING_NODE)
         return rfail(r, m, path, "expected a mapping with op, model, dtype and points");
+    if (rnodup(r, m, path))
+        return -1;
     if (rstr(r, m, path, "op", o->op, sizeof o->op) || rstr(r, m, path, "model", o->model, sizeof o->model) ||
         rstr(r, m, path, "dtype", o->dtype, sizeof o->dtype) ||
         !(pts = rneed(r, m, path, "points", YAML_SEQUENCE_NODE)))
@@ -210,6 +253,8 @@ static int read_root(reader *r, const yaml_node_t *root, calf_file *f)
         snprintf(r->err, r->errlen, "%s: not a calibration file (expected a mapping with vlcalib: 1)", r->path);
         return -1;
     }
+    if (rnodup(r, root, ""))
+        return -1;
     if (!(v = rget(r, root, "vlcalib"))) {
         snprintf(r->err, r->errlen, "%s: not a calibration file (no 'vlcalib' version key)", r->path);
         return -1;
@@ -218,7 +263,7 @@ static int read_root(reader *r, const yaml_node_t *root, calf_file *f)
         return -1;
     if (f->version != CALF_VERSION)
         return rfail(r, v, "vlcalib", "version %d is not known (this reader reads %d)", f->version, CALF_VERSION);
-    if (!(dev = rneed(r, root, "", "device", YAML_MAPPING_NODE)) ||
+    if (!(dev = rneed(r, root, "", "device", YAML_MAPPING_NODE)) || rnodup(r, dev, "device") ||
         rstr(r, dev, "device", "name", f->device.name, sizeof f->device.name) ||
         rstr(r, dev, "device", "backend", f->device.backend, sizeof f->device.backend) ||
         rstr(r, dev, "device", "driver", f->device.driver, sizeof f->device.driver) ||
@@ -241,6 +286,37 @@ static int read_root(reader *r, const yaml_node_t *root, calf_file *f)
     return 0;
 }
 
+/* More than CALF_MAX_DEPTH levels of nesting (a calibration file has 5):
+ * refused from the events before the document is built, since libyaml's
+ * scanner does work in proportion to the depth for every token. Syntax
+ * errors are left to the load. */
+#define CALF_MAX_DEPTH 256
+static int deep(reader *r, const char *text, size_t len)
+{
+    yaml_parser_t p;
+    yaml_event_t ev;
+    int depth = 0, rc = 0;
+    if (!yaml_parser_initialize(&p)) {
+        snprintf(r->err, r->errlen, "%s: out of memory", r->path);
+        return -1;
+    }
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    while (rc == 0 && yaml_parser_parse(&p, &ev)) {
+        yaml_event_type_t t = ev.type;
+        if ((t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) && ++depth > CALF_MAX_DEPTH) {
+            snprintf(r->err, r->errlen, "%s:%zu:%zu: (syntax): nested more than %d levels deep", r->path,
+                     ev.start_mark.line + 1, ev.start_mark.column + 1, CALF_MAX_DEPTH);
+            rc = -1;
+        } else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
+            depth--;
+        yaml_event_delete(&ev);
+        if (t == YAML_STREAM_END_EVENT)
+            break;
+    }
+    yaml_parser_delete(&p);
+    return rc;
+}
+
 int calf_read_mem(const char *text, size_t len, const char *name, calf_file *f, char *err,
                   size_t errlen)
 {
@@ -257,6 +333,8 @@ int calf_read_mem(const char *text, size_t len, const char *name, calf_file *f, 
     }
     yaml_parser_t p;
     int rc = -1;
+    if (deep(&r, text ? text : "", text ? len : 0))
+        return -1;
     if (!yaml_parser_initialize(&p)) {
         snprintf(err, errlen, "%s: out of memory", r.path);
         return -1;

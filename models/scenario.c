@@ -39,6 +39,7 @@
 #define SCN_MAX_PER_MIN 60000.0      /* queries, triggers, scene changes per stream per minute */
 #define SCN_MIN_INTERVAL_S 0.001     /* degradation.interval_s: the control tick */
 #define SCN_MAX_SLOTS   100000       /* control intervals a window spans (one histogram each) */
+#define SCN_MAX_DEPTH   256          /* YAML nesting: libyaml's scanner slows with depth per token */
 
 /* ---- the loader and its error reporting -------------------------------- */
 
@@ -400,6 +401,8 @@ static int check_keys(loader *ld, const yaml_node_t *map, const char *path,
             return fail(ld, k ? k : map, path, "keys must be plain strings, not a %s",
                         k && k->type == YAML_MAPPING_NODE ? "mapping" : "list");
         path_key(kpath, path, text_of(k));
+        if (strlen(text_of(k)) != k->data.scalar.length)
+            return fail(ld, k, kpath, "the key holds a NUL character (\\0)");
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
             yaml_node_t *k0 = yaml_document_get_node(&ld->doc, q->key);
             if (k0 && k0->type == YAML_SCALAR_NODE && strcmp(text_of(k0), text_of(k)) == 0) {
@@ -563,6 +566,9 @@ static int read_string(loader *ld, const yaml_node_t *n, const char *path, const
     char show[SCN_SHOW_LEN + 16];
     if (n->type != YAML_SCALAR_NODE || is_null(n))
         return fail(ld, n, path, "expected a string, got %s", describe(n, show, sizeof show));
+    if (strlen(text_of(n)) != n->data.scalar.length)
+        return fail(ld, n, path, "holds a NUL character (\\0), got %s",
+                    quoted(text_of(n), show, sizeof show));
     *out = text_of(n);
     return 0;
 }
@@ -2937,10 +2943,40 @@ static int syntax_error(loader *ld, const yaml_parser_t *p, const char *text, si
     return fail_mark(ld, &mark, "(syntax)", "%s", problem);
 }
 
+/* libyaml's scanner does work in proportion to the nesting depth for every
+ * token, so 100000 levels of [[[... take minutes: a first pass over the
+ * events refuses more than SCN_MAX_DEPTH levels (a scenario needs about 12)
+ * before the document is built. Syntax errors are left to the second pass. */
+static int check_depth(loader *ld, const char *text, size_t len)
+{
+    yaml_parser_t p;
+    yaml_event_t ev;
+    int depth = 0, rc = 0;
+    if (!yaml_parser_initialize(&p))
+        return fail_file(ld, "out of memory starting the YAML parser");
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    while (rc == 0 && yaml_parser_parse(&p, &ev)) {
+        yaml_event_type_t t = ev.type;
+        if ((t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT)
+            && ++depth > SCN_MAX_DEPTH)
+            rc = fail_mark(ld, &ev.start_mark, "(syntax)", "nested more than %d levels deep",
+                           SCN_MAX_DEPTH);
+        else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
+            depth--;
+        yaml_event_delete(&ev);
+        if (t == YAML_STREAM_END_EVENT)
+            break;
+    }
+    yaml_parser_delete(&p);
+    return rc;
+}
+
 /* Parse text into ld->doc: exactly one document, which may be empty. */
 static int load_document(loader *ld, const char *text, size_t len)
 {
     yaml_parser_t p;
+    if (check_depth(ld, text, len))
+        return -1;
     if (!yaml_parser_initialize(&p))
         return fail_file(ld, "out of memory starting the YAML parser");
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);

@@ -8,8 +8,9 @@
  * otherwise it is loaded with scn_load_string. What the loader promises is
  * checked on every input: an error is one non-empty line naming the file
  * (or an override) and leaves the config all zero; a success has at least
- * one stage and a finite duration. Files the scenario names (calibration
- * and sample files) come only from the sandbox (fuzz_sandbox.h).
+ * one stage and stays inside the loader's bounds. Files the scenario names
+ * (calibration and sample files) come only from the sandbox
+ * (fuzz_sandbox.h).
  *   make fuzz            both targets briefly; see README "Fuzzing" */
 #define _GNU_SOURCE
 #include <stdbool.h>
@@ -54,14 +55,16 @@ static size_t parse_overrides(const char *text, size_t len, char bufs[MAX_OV][2]
 {
     size_t n = 0, at = 0;
     while (n < MAX_OV && at + 2 < len && text[at] == '#' && text[at + 1] == '=') {
-        const char *line = text + at + 2, *nl = memchr(line, '\n', len - at - 2);
-        size_t ll = nl ? (size_t)(nl - line) : len - at - 2;
+        const char *line = text + at + 2, *end = text + len;
+        const char *nl = memchr(line, '\n', (size_t)(end - line));
+        const char *stop = nl ? nl : end;
+        while (line < stop && *line == ' ')
+            line++;
+        size_t ll = (size_t)(stop - line);
         const char *eq = memchr(line, '=', ll);
-        if (eq) {
+        if (eq && !memchr(line, 0, ll)) {
             size_t kl = (size_t)(eq - line), vl = ll - kl - 1;
-            while (kl && line[0] == ' ')
-                line++, kl--;
-            if (kl < 128 && vl < 128 && !memchr(line, 0, ll)) {
+            if (kl < 128 && vl < 128) {
                 memcpy(bufs[n][0], line, kl);
                 bufs[n][0][kl] = '\0';
                 memcpy(bufs[n][1], eq + 1, vl);
@@ -101,8 +104,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (verbose)
         fprintf(stderr, "fuzz_scenario: %s\n", rc == 0 ? "loaded" : err);
     if (rc == 0) {
-        if (c.nstages < 1 || !c.stages || !(c.duration_s > 0) || c.duration_s > 1e308)
+        /* the loader's bounds (README "Hostile inputs") hold for whatever loads */
+        const workload_cfg *w = &c.workload;
+        if (c.nstages < 1 || !c.stages || !(c.duration_s > 0) || c.duration_s > 1e9
+            || !(c.warmup_s >= 0) || c.warmup_s > 1e9 || c.replications > 100000
+            || c.cluster.gpus > 65536 || (long long)w->streams + w->surge_streams > 1000000
+            || w->fps > 1000 || w->rate_hz > 1e6 || !(c.degrade.interval_s >= 0.001))
             abort();
+        for (int s = 0; s < c.nstages; s++)
+            if (c.stages[s].max_batch > 65536)
+                abort();
         cfg_free(&c);
         return 0;
     }

@@ -50,11 +50,22 @@ static int key_cmp(const void *a, const void *b)
     return c ? c : (x->start_mark.index > y->start_mark.index) - (x->start_mark.index < y->start_mark.index);
 }
 
+/* Bounds on what one mapping and one op may hold: YAML aliases can repeat
+ * a large mapping many times for a few bytes each, and every lookup walks
+ * its keys, so both are bounded (a real file has 15 keys a point and
+ * hundreds of points). */
+#define CALF_MAX_KEYS 256
+#define CALF_MAX_POINTS 65536
+#define CALF_MAX_OPS 4096
+
 /* No scalar key of map given twice (keys it does not know are allowed, so
- * a duplicate would otherwise pass unseen): sorted, in O(n log n). */
+ * a duplicate would otherwise pass unseen): sorted, in O(n log n). At most
+ * CALF_MAX_KEYS keys. */
 static int rnodup(reader *r, const yaml_node_t *map, const char *path)
 {
     size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start), k = 0;
+    if (n > CALF_MAX_KEYS)
+        return rfail(r, map, *path ? path : "(root)", "more than %d keys in one mapping", CALF_MAX_KEYS);
     if (n < 2)
         return 0;
     const yaml_node_t **keys = malloc(n * sizeof *keys);
@@ -235,6 +246,8 @@ static int read_op(reader *r, const yaml_node_t *m, const char *path, calf_op *o
     snprintf(pp, sizeof pp, "%s.points", path);
     if (n < 1)
         return rfail(r, pts, pp, "an op needs at least one point");
+    if (n > CALF_MAX_POINTS)
+        return rfail(r, pts, pp, "more than %d points in one op", CALF_MAX_POINTS);
     if (!(o->points = calloc(n, sizeof *o->points)))
         return rfail(r, pts, pp, "out of memory");
     o->npoints = (int)n;
@@ -274,6 +287,8 @@ static int read_root(reader *r, const yaml_node_t *root, calf_file *f)
         !(ops = rneed(r, root, "", "ops", YAML_SEQUENCE_NODE)))
         return -1;
     size_t n = (size_t)(ops->data.sequence.items.top - ops->data.sequence.items.start);
+    if (n > CALF_MAX_OPS)
+        return rfail(r, ops, "ops", "more than %d ops", CALF_MAX_OPS);
     if (n && !(f->ops = calloc(n, sizeof *f->ops)))
         return rfail(r, ops, "ops", "out of memory");
     f->nops = (int)n;

@@ -425,6 +425,45 @@ Test(hostile, billion_laughs)
     cr_expect(now_s() - t0 < 10, "took %.1f s", now_s() - t0);
 }
 
+/* Aliases in a calibration file: a point with 300 keys, or one point
+ * aliased a million times (4 bytes each), is refused before every copy is
+ * read key by key. */
+Test(hostile, calib_alias_amplification)
+{
+    static const char head[] =
+        "vlcalib: 1\ndevice: {name: a, backend: b, driver: c, libraries: d, clocks: e}\n"
+        "date: x\nbackend: cpu\nops:\n  - op: encode\n    model: m\n    dtype: f\n"
+        "    points: [&p {batch: 1, tokens_in: 0, tokens_out: 0, new_tokens: 0, cache_len: 0, n: 5, "
+        "p50_ms: 1, p95_ms: 1, p99_ms: 1, mean_ms: 1, sd_ms: 0, min_ms: 1, "
+        "fit: {dist: lognormal, mu: 0, sigma: 0, ks: 0}";
+    const size_t copies = 1000000;
+    size_t cap = sizeof head + 300 * 16 + copies * 4 + 16, n = 0;
+    char *t = malloc(cap), err[512];
+    cr_assert_not_null(t);
+    calf_file f;
+    /* 300 keys in one point (285 besides the 15 it needs) */
+    n = (size_t)snprintf(t, cap, "%s", head);
+    for (int k = 0; k < 285; k++)
+        n += (size_t)snprintf(t + n, cap - n, ", x%d: 0", k);
+    n += (size_t)snprintf(t + n, cap - n, "}]\n");
+    double t0 = now_s();
+    cr_assert_eq(calf_read_mem(t, n, "c.yaml", &f, err, sizeof err), -1);
+    cr_expect(strstr(err, "c.yaml:9:14: ops[0].points[0]: more than 256 keys in one mapping") != NULL,
+              "%s", err);
+    /* one point, then a million aliases of it */
+    n = (size_t)snprintf(t, cap, "%s}", head);
+    for (size_t k = 0; k < copies; k++) {
+        memcpy(t + n, ", *p", 4);
+        n += 4;
+    }
+    n += (size_t)snprintf(t + n, cap - n, "]\n");
+    cr_assert_eq(calf_read_mem(t, n, "c.yaml", &f, err, sizeof err), -1);
+    cr_expect(strstr(err, "c.yaml:9:13: ops[0].points: more than 65536 points in one op") != NULL,
+              "%s", err);
+    cr_expect(now_s() - t0 < 10, "took %.1f s", now_s() - t0);
+    free(t);
+}
+
 /* A 100 MB scenario (a sparse file), /dev/zero and a 100 MB calibration
  * file are refused after reading at most 16 MiB + 1 byte. */
 Test(hostile, huge_files)

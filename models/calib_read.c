@@ -301,16 +301,20 @@ static int read_root(reader *r, const yaml_node_t *root, calf_file *f)
     return 0;
 }
 
-/* More than CALF_MAX_DEPTH levels of nesting (a calibration file has 5):
- * refused from the events before the document is built, since libyaml's
- * scanner does work in proportion to the depth for every token. Syntax
- * errors are left to the load. */
+/* More than CALF_MAX_DEPTH levels of nesting (a calibration file has 5),
+ * CALF_MAX_ANCHORS anchors or CALF_MAX_ALIASES aliases (vlcalib writes
+ * none): refused from the events before the document is built, since
+ * libyaml's scanner does work in proportion to the depth for every token
+ * and its loader looks each alias up among all anchors. Syntax errors are
+ * left to the load. */
 #define CALF_MAX_DEPTH 256
+#define CALF_MAX_ANCHORS 1000
+#define CALF_MAX_ALIASES 10000
 static int deep(reader *r, const char *text, size_t len)
 {
     yaml_parser_t p;
     yaml_event_t ev;
-    int depth = 0, rc = 0;
+    int depth = 0, rc = 0, anchors = 0, aliases = 0;
     if (!yaml_parser_initialize(&p)) {
         snprintf(r->err, r->errlen, "%s: out of memory", r->path);
         return -1;
@@ -318,12 +322,24 @@ static int deep(reader *r, const char *text, size_t len)
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
     while (rc == 0 && yaml_parser_parse(&p, &ev)) {
         yaml_event_type_t t = ev.type;
-        if ((t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) && ++depth > CALF_MAX_DEPTH) {
-            snprintf(r->err, r->errlen, "%s:%zu:%zu: (syntax): nested more than %d levels deep", r->path,
-                     ev.start_mark.line + 1, ev.start_mark.column + 1, CALF_MAX_DEPTH);
-            rc = -1;
-        } else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
+        const yaml_char_t *anchor = t == YAML_SCALAR_EVENT ? ev.data.scalar.anchor
+                                  : t == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor
+                                  : t == YAML_MAPPING_START_EVENT ? ev.data.mapping_start.anchor : NULL;
+        const char *what = NULL;
+        int limit = 0;
+        if ((t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) && ++depth > CALF_MAX_DEPTH)
+            what = "levels of nesting", limit = CALF_MAX_DEPTH;
+        else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
             depth--;
+        if (anchor && ++anchors > CALF_MAX_ANCHORS)
+            what = "anchors (&name)", limit = CALF_MAX_ANCHORS;
+        if (t == YAML_ALIAS_EVENT && ++aliases > CALF_MAX_ALIASES)
+            what = "aliases (*name)", limit = CALF_MAX_ALIASES;
+        if (what) {
+            snprintf(r->err, r->errlen, "%s:%zu:%zu: (syntax): more than %d %s", r->path,
+                     ev.start_mark.line + 1, ev.start_mark.column + 1, limit, what);
+            rc = -1;
+        }
         yaml_event_delete(&ev);
         if (t == YAML_STREAM_END_EVENT)
             break;

@@ -40,6 +40,8 @@
 #define SCN_MIN_INTERVAL_S 0.001     /* degradation.interval_s: the control tick */
 #define SCN_MAX_SLOTS   100000       /* control intervals a window spans (one histogram each) */
 #define SCN_MAX_DEPTH   256          /* YAML nesting: libyaml's scanner slows with depth per token */
+#define SCN_MAX_ANCHORS 1000         /* YAML anchors: libyaml looks each alias up among all of them */
+#define SCN_MAX_ALIASES 10000        /* YAML aliases */
 
 /* ---- the loader and its error reporting -------------------------------- */
 
@@ -2944,25 +2946,36 @@ static int syntax_error(loader *ld, const yaml_parser_t *p, const char *text, si
 }
 
 /* libyaml's scanner does work in proportion to the nesting depth for every
- * token, so 100000 levels of [[[... take minutes: a first pass over the
- * events refuses more than SCN_MAX_DEPTH levels (a scenario needs about 12)
- * before the document is built. Syntax errors are left to the second pass. */
-static int check_depth(loader *ld, const char *text, size_t len)
+ * token, so 100000 levels of [[[... take minutes, and its loader looks each
+ * alias up among all anchors, so 50000 of each take a minute: a first pass
+ * over the events refuses more than SCN_MAX_DEPTH levels (a scenario needs
+ * about 12), SCN_MAX_ANCHORS anchors or SCN_MAX_ALIASES aliases before the
+ * document is built. Syntax errors are left to the second pass. */
+static int check_structure(loader *ld, const char *text, size_t len)
 {
     yaml_parser_t p;
     yaml_event_t ev;
-    int depth = 0, rc = 0;
+    int depth = 0, rc = 0, anchors = 0, aliases = 0;
     if (!yaml_parser_initialize(&p))
         return fail_file(ld, "out of memory starting the YAML parser");
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
     while (rc == 0 && yaml_parser_parse(&p, &ev)) {
         yaml_event_type_t t = ev.type;
+        const yaml_char_t *anchor = t == YAML_SCALAR_EVENT ? ev.data.scalar.anchor
+                                  : t == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor
+                                  : t == YAML_MAPPING_START_EVENT ? ev.data.mapping_start.anchor : NULL;
         if ((t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT)
             && ++depth > SCN_MAX_DEPTH)
             rc = fail_mark(ld, &ev.start_mark, "(syntax)", "nested more than %d levels deep",
                            SCN_MAX_DEPTH);
         else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
             depth--;
+        if (anchor && ++anchors > SCN_MAX_ANCHORS)
+            rc = fail_mark(ld, &ev.start_mark, "(syntax)", "more than %d anchors (&name)",
+                           SCN_MAX_ANCHORS);
+        if (t == YAML_ALIAS_EVENT && ++aliases > SCN_MAX_ALIASES)
+            rc = fail_mark(ld, &ev.start_mark, "(syntax)", "more than %d aliases (*name)",
+                           SCN_MAX_ALIASES);
         yaml_event_delete(&ev);
         if (t == YAML_STREAM_END_EVENT)
             break;
@@ -2975,7 +2988,7 @@ static int check_depth(loader *ld, const char *text, size_t len)
 static int load_document(loader *ld, const char *text, size_t len)
 {
     yaml_parser_t p;
-    if (check_depth(ld, text, len))
+    if (check_structure(ld, text, len))
         return -1;
     if (!yaml_parser_initialize(&p))
         return fail_file(ld, "out of memory starting the YAML parser");

@@ -379,7 +379,7 @@ Test(hostile, deep_nesting)
         calf_file f;
         char err[512];
         cr_expect_eq(calf_read_mem(t, len, "c.yaml", &f, err, sizeof err), -1);
-        cr_expect(strstr(err, "nested more than 256 levels deep") != NULL, "%s", err);
+        cr_expect(strstr(err, "(syntax): more than 256 levels of nesting") != NULL, "%s", err);
         cr_expect(now_s() - t0 < 5, "took %.1f s", now_s() - t0);
         free(t);
     }
@@ -427,7 +427,7 @@ Test(hostile, billion_laughs)
 
 /* Aliases in a calibration file: a point with 300 keys, or one point
  * aliased a million times (4 bytes each), is refused before every copy is
- * read key by key. */
+ * read key by key (or libyaml looks every alias up). */
 Test(hostile, calib_alias_amplification)
 {
     static const char head[] =
@@ -450,17 +450,57 @@ Test(hostile, calib_alias_amplification)
     cr_assert_eq(calf_read_mem(t, n, "c.yaml", &f, err, sizeof err), -1);
     cr_expect(strstr(err, "c.yaml:9:14: ops[0].points[0]: more than 256 keys in one mapping") != NULL,
               "%s", err);
-    /* one point, then a million aliases of it */
+    /* one point, then a million aliases of it: the 10001st alias is refused */
     n = (size_t)snprintf(t, cap, "%s}", head);
+    size_t line9 = (size_t)(strrchr(head, '\n') + 1 - head), at = 0;
     for (size_t k = 0; k < copies; k++) {
+        if (k == 10000)
+            at = n + 2 - line9 + 1;                 /* the column of its '*' */
         memcpy(t + n, ", *p", 4);
         n += 4;
     }
     n += (size_t)snprintf(t + n, cap - n, "]\n");
+    char want[128];
+    snprintf(want, sizeof want, "c.yaml:9:%zu: (syntax): more than 10000 aliases (*name)", at);
     cr_assert_eq(calf_read_mem(t, n, "c.yaml", &f, err, sizeof err), -1);
-    cr_expect(strstr(err, "c.yaml:9:13: ops[0].points: more than 65536 points in one op") != NULL,
-              "%s", err);
+    cr_expect_str_eq(err, want);
     cr_expect(now_s() - t0 < 10, "took %.1f s", now_s() - t0);
+    free(t);
+}
+
+/* libyaml looks each alias up among all anchors: 50000 of each took a
+ * minute. More than 1000 anchors or 10000 aliases are refused first. */
+Test(hostile, many_anchors_and_aliases)
+{
+    const int na = 1001, nl = 10001;
+    size_t cap = 64 + (size_t)na * 16 + (size_t)nl * 8, n = 0, at = 0;
+    char *t = malloc(cap);
+    cr_assert_not_null(t);
+    n = (size_t)snprintf(t, cap, "x: [");
+    for (int i = 0; i < na; i++) {
+        if (i == na - 1)
+            at = n + 2 + 1;                         /* the column of the last '&', after ", " */
+        n += (size_t)snprintf(t + n, cap - n, "%s&a%d 1", i ? ", " : "", i);
+    }
+    n += (size_t)snprintf(t + n, cap - n, "]\n");
+    char where[64];
+    snprintf(where, sizeof where, "1:%zu: (syntax): ", at);
+    double t0 = now_s();
+    expect_error_n(t, n, where, "more than 1000 anchors (&name)");
+    n = (size_t)snprintf(t, cap, "x: [&a 1");
+    for (int i = 0; i < nl; i++) {
+        if (i == nl - 1)
+            at = n + 2 + 1;
+        n += (size_t)snprintf(t + n, cap - n, ", *a");
+    }
+    n += (size_t)snprintf(t + n, cap - n, "]\n");
+    snprintf(where, sizeof where, "1:%zu: (syntax): ", at);
+    expect_error_n(t, n, where, "more than 10000 aliases (*name)");
+    calf_file f;
+    char err[512];
+    cr_assert_eq(calf_read_mem(t, n, "c.yaml", &f, err, sizeof err), -1);
+    cr_expect(strstr(err, "(syntax): more than 10000 aliases (*name)") != NULL, "%s", err);
+    cr_expect(now_s() - t0 < 5, "took %.1f s", now_s() - t0);
     free(t);
 }
 

@@ -55,7 +55,7 @@ static int key_cmp(const void *a, const void *b)
  * its keys, so both are bounded (a real file has 15 keys a point and
  * hundreds of points). */
 #define CALF_MAX_KEYS 256
-#define CALF_MAX_POINTS 65536
+#define CALF_MAX_POINTS 4096     /* each samples CSV row is matched against every point */
 #define CALF_MAX_OPS 4096
 
 /* No scalar key of map given twice (keys it does not know are allowed, so
@@ -564,23 +564,36 @@ int calf_samples(const char *csv, const calf_op *op, double **vals, size_t *coun
         err = dummy;
         errlen = sizeof dummy;
     }
-    FILE *in = fopen(csv, "r");
-    if (!in) {
-        snprintf(err, errlen, "cannot open %s (the samples CSV beside the calibration file): %s", csv,
-                 strerror(errno));
+    size_t blen = 0;
+    int e = 0;
+    char *buf = slurp_file(csv, CALF_MAX_SAMPLES_BYTES, &blen, &e);
+    if (!buf) {
+        if (e == EFBIG)
+            snprintf(err, errlen, "%s: larger than %d MiB", csv, CALF_MAX_SAMPLES_BYTES >> 20);
+        else
+            snprintf(err, errlen, "cannot open %s (the samples CSV beside the calibration file): %s",
+                     csv, strerror(e));
         return -1;
     }
     size_t *caps = calloc((size_t)op->npoints, sizeof *caps);
-    char *line = NULL;
-    size_t linecap = 0, lineno = 0;
+    size_t lineno = 0;
     int rc = 0, nf = 0;   /* nf: fields per row, known after the header */
     if (!caps) {
         snprintf(err, errlen, "%s: out of memory", csv);
         rc = -1;
     }
-    while (rc == 0 && getline(&line, &linecap, in) >= 0) {
+    for (char *line = buf, *next; rc == 0 && line < buf + blen; line = next) {
+        char *nl = memchr(line, '\n', (size_t)(buf + blen - line));
+        next = nl ? nl + 1 : buf + blen;
+        if (nl)
+            *nl = '\0';
         lineno++;
         size_t len = strlen(line);
+        if (len != (size_t)(next - line) - (nl != NULL)) {
+            snprintf(err, errlen, "%s:%zu: holds a NUL byte", csv, lineno);
+            rc = -1;
+            break;
+        }
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
         if (!nf) {
@@ -656,17 +669,12 @@ int calf_samples(const char *csv, const calf_op *op, double **vals, size_t *coun
             break;
         }
     }
-    if (rc == 0 && ferror(in)) {
-        snprintf(err, errlen, "cannot read %s: %s", csv, strerror(errno ? errno : EIO));
-        rc = -1;
-    }
     if (rc == 0 && !nf) {
         snprintf(err, errlen, "%s:1: empty file (expected the header " SAMPLES_HEADER ")", csv);
         rc = -1;
     }
-    free(line);
+    free(buf);
     free(caps);
-    fclose(in);
     if (rc)
         free_vals(vals, counts, op->npoints);
     return rc;

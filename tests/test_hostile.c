@@ -468,6 +468,32 @@ Test(hostile, calib_alias_amplification)
     free(t);
 }
 
+/* The samples CSV beside a calibration file: 64 MiB at most, no NUL bytes
+ * (they cut a row short). */
+Test(hostile, samples_csv)
+{
+    calf_file f;
+    char err[512], path[128];
+    cr_assert_eq(calf_read("calib/data/fixture-small.yaml", &f, err, sizeof err), 0, "%s", err);
+    const calf_op *o = &f.ops[0];
+    double *vals[64] = {0};
+    size_t counts[64] = {0};
+    cr_assert_leq(o->npoints, 64);
+    cr_assert_eq(calf_samples("/dev/zero", o, vals, counts, err, sizeof err), -1);
+    cr_expect_str_eq(err, "/dev/zero: larger than 64 MiB");
+    snprintf(path, sizeof path, "%s/s.csv", tmp);
+    static const char csv[] = "op,model,batch,tokens_in,tokens_out,new_tokens,cache_len,rep,ms\n"
+                              "encode,tiny,1,0,0,0,0,0,1.5\nencode,tiny,1,0,0,0,0,1,1.5\0junk\n";
+    write_file(path, csv, sizeof csv - 1);
+    cr_assert_eq(calf_samples(path, o, vals, counts, err, sizeof err), -1);
+    char want[192];
+    snprintf(want, sizeof want, "%s:3: holds a NUL byte", path);
+    cr_expect_str_eq(err, want);
+    for (int i = 0; i < o->npoints; i++)
+        cr_expect(vals[i] == NULL && counts[i] == 0);
+    calf_free(&f);
+}
+
 /* libyaml looks each alias up among all anchors: 50000 of each took a
  * minute. More than 1000 anchors or 10000 aliases are refused first. */
 Test(hostile, many_anchors_and_aliases)

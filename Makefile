@@ -151,8 +151,9 @@ valgrind: deps vlsim
 
 # ---- fuzzing: libFuzzer targets tests/fuzz_*.c (README "Fuzzing") ----------
 # The library is rebuilt with clang under ASan+UBSan and coverage into
-# build/fuzz/; each target links it with -Wl,--wrap=fopen (tests/fuzz_sandbox.c,
-# so that fuzzed paths open only the fixtures). make fuzz runs every target
+# build/fuzz/, and its calls to fopen are renamed to sandbox_fopen
+# (tests/fuzz_sandbox.c: fuzzed paths open only the fixtures; libFuzzer's own
+# files are untouched). make fuzz runs every target
 # for its share of FUZZ_SECONDS on a copy of its committed seed corpus
 # (tests/fuzz/corpus/NAME) with the YAML dictionary; a crash, leak, hang
 # (-timeout) or failed check stops it with the reproducer in build/fuzz/.
@@ -171,14 +172,14 @@ $(FZ)/%.o: %.c
 .PRECIOUS: $(FZ)/tests/%.o
 
 $(FZ)/libvlsim.a: $(FLIB_OBJS)
-	rm -f $@ && ar rcs $@ $^
+	rm -f $@ && ar rcs $@ $^ && objcopy --redefine-sym fopen=sandbox_fopen $@
 
 $(FZ)/fuzz_%: $(FZ)/tests/fuzz_%.o $(FZ)/tests/fuzz_sandbox.o $(FZ)/libvlsim.a
-	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -Wl,--wrap=fopen -o $@ $^ $(LDLIBS)
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
 
 fuzz-deps:
 	@if ! command -v $(FUZZ_CC) >/dev/null 2>&1 || \
-	    ! ls $$($(FUZZ_CC) -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-x86_64.a >/dev/null 2>&1; then \
+	    ! ls $$($(FUZZ_CC) -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-$$(uname -m).a >/dev/null 2>&1; then \
 	  if [ "$$(id -u)" = 0 ]; then \
 	    echo "make fuzz: installing $(FUZZDEBPKGS)"; \
 	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(FUZZDEBPKGS)) || exit 1; \

@@ -1740,6 +1740,19 @@ static void resolve_gop_defaults(const loader *ld, scenario_cfg *c)
 
 /* ---- stages ------------------------------------------------------------ */
 
+/* Where stage map's batch table was given, for a message about it: its
+ * service.table, or the service.calib key it was read from (a calibrated
+ * prefill op makes a table by tokens); kpath gets which. */
+static const yaml_node_t *table_node(loader *ld, const yaml_node_t *map, const char *path,
+                                     char *kpath)
+{
+    const yaml_node_t *svc = get(ld, map, "service"), *at = get(ld, svc, "table");
+    path_key(kpath, path, at ? "service.table" : "service.calib");
+    if (!at && !(at = get_key(ld, svc, "calib")))
+        at = svc;
+    return at;
+}
+
 static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int idx,
                       stage_cfg *s)
 {
@@ -1843,8 +1856,7 @@ static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int 
     if ((v = get(ld, map, "response_tokens")) && read_int(ld, v, kpath, 1, &s->response_tokens))
         return -1;
     if (s->response_tokens > 0 && s->has_table && s->table.by_tokens) {
-        path_key(kpath, path, "service.table");
-        return fail(ld, get(ld, get(ld, map, "service"), "table"), kpath,
+        return fail(ld, table_node(ld, map, path, kpath), kpath,
                     "a decode stage (response_tokens) takes a table by batch (the active "
                     "sequences), not by tokens");
     }
@@ -1950,12 +1962,8 @@ static int check_stage_flow(loader *ld, const yaml_node_t *list, const scenario_
             bool carried = false;
             for (int j = 0; j < s && !carried; j++)
                 carried = c->stages[j].path == st->path && c->stages[j].tokens_out > 0;
-            if (!carried) {                 /* the table is written, or from calib: (op: prefill) */
-                const yaml_node_t *svc = get(ld, node, "service"), *at = get(ld, svc, "table");
-                path_key(kpath, path, at ? "service.table" : "service.calib");
-                if (!at && !(at = get_key(ld, svc, "calib")))
-                    at = svc;
-                return fail(ld, at, kpath,
+            if (!carried) {
+                return fail(ld, table_node(ld, node, path, kpath), kpath,
                             "a table by tokens needs tokens: set tokens_per_frame or "
                             "keep_tokens on an earlier stage");
             }

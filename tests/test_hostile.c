@@ -155,8 +155,23 @@ Test(hostile, fuzz_calib_token_table_without_tokens)
                  "7:15: stages[0].service.calib: ", "a table by tokens needs tokens");
 }
 
-/* The corpus input that found it (the shipped cpu-tiny-calibrated.yaml,
- * mutated) now loads to the same one-line error. */
+/* fuzz_scenario, the same fault on another path: a decode stage
+ * (response_tokens) whose calibrated table is by tokens. */
+Test(hostile, fuzz_calib_token_table_on_decode)
+{
+    expect_error(POISSON "cluster: {gpus: 1}\n"
+                 "stages:\n"
+                 "  - name: d\n"
+                 "    on: gpu\n"
+                 "    response_tokens: 4\n"
+                 "    service: {calib: {file: ../../../calib/data/cpu-tiny.yaml, op: prefill, "
+                 "model: tiny, cache_len: 64}}\n",
+                 "8:15: stages[0].service.calib: ", "a decode stage (response_tokens) takes a "
+                 "table by batch");
+}
+
+/* The corpus inputs that found them (the shipped cpu-tiny-calibrated.yaml,
+ * mutated) now load to one-line errors. */
 Test(hostile, fuzz_corpus_reproducer)
 {
     scenario_cfg c;
@@ -166,6 +181,19 @@ Test(hostile, fuzz_corpus_reproducer)
     cr_assert_eq(rc, -1);
     cr_expect_str_eq(err, "crash.yaml:32:7: stages[0].service.calib: a table by tokens needs "
                      "tokens: set tokens_per_frame or keep_tokens on an earlier stage");
+    /* the fuzzer's sandbox opened files by their last path component; the
+     * mutated path is put back to the one it opened */
+    text = read_text("tests/fuzz/corpus/scenario/crash-calib-prefill-response-tokens.yaml");
+    static const char bad[] = "../calib/data/cpb/data/cpu-tiny.y./calib/data/cpu-tiny.yaml";
+    char fixed[8192];
+    const char *at = strstr(text, bad);
+    cr_assert_not_null(at);
+    snprintf(fixed, sizeof fixed, "%.*s../calib/data/cpu-tiny.yaml%s", (int)(at - text), text,
+             at + strlen(bad));
+    rc = scn_load_string(fixed, strlen(fixed), "crash.yaml", "scenarios", &c, err, sizeof err);
+    cr_assert_eq(rc, -1);
+    cr_expect_str_eq(err, "crash.yaml:44:7: stages[3].service.calib: a decode stage "
+                     "(response_tokens) takes a table by batch (the active sequences), not by tokens");
 }
 
 /* ---- huge numbers --------------------------------------------------------- */

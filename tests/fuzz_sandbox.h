@@ -2,13 +2,14 @@
  * (calibration files, sample files) by paths the fuzzed input names, and a
  * fuzz target must never read arbitrary files of the machine it runs on.
  *
- * The fuzz binaries are linked with -Wl,--wrap=fopen, so every fopen in the
- * code under test lands in fuzz_sandbox.c: a path is reduced to its last
- * component and opened only when that name is one of the read-only fixtures
- * in calib/data/ or tests/data/scenario/ of the checkout the binary was
- * built in (or the one memory file the target registers); anything else,
- * and any mode other than reading, fails with ENOENT or EACCES. It never
- * writes, and never opens a directory the fuzzer named. */
+ * The fuzz build renames every call to fopen in the library under test to
+ * sandbox_fopen (objcopy --redefine-sym, Makefile), so each lands here: a
+ * path is reduced to its last component and opened only when that name is
+ * one of the read-only fixtures in calib/data/ or tests/data/scenario/ of
+ * the checkout the binary lies in (the nearest directory above it holding
+ * calib/data), or the one memory file the target registers; anything else,
+ * and any mode other than reading, fails with ENOENT or EACCES. libFuzzer's
+ * own files are not affected. It never writes. */
 #ifndef VL_FUZZ_SANDBOX_H
 #define VL_FUZZ_SANDBOX_H
 
@@ -19,6 +20,6 @@ void sandbox_init(void);
 /* A path fopen may open as it is (a memfd's /proc/self/fd/N), or NULL. */
 void sandbox_allow(const char *path);
 
-FILE *__wrap_fopen(const char *path, const char *mode);
+FILE *sandbox_fopen(const char *path, const char *mode);
 
 #endif

@@ -6,6 +6,7 @@
 #   make vlcalib  the calibration tool (calib/calib.mk; CUDA=1 for the GPU backend)
 #   make validate the real pipeline against the simulator (calib/realpipe; ~10 min, not in test)
 #   make deps     install missing Debian packages (apt-get when root)
+#   make fuzz     libFuzzer on the scenario and calibration loaders (FUZZ_SECONDS=60 in all)
 #   make install  PREFIX=/usr/local (and DESTDIR) for vlsim, vlcalib, scenarios, plots, man page
 
 CC      ?= cc
@@ -43,7 +44,7 @@ SANFLAGS := -O1 -g -fsanitize=address,undefined -fno-omit-frame-pointer -fno-san
 PREFIX  ?= /usr/local
 DESTDIR ?=
 
-.PHONY: all deps run test test-unit test-asan bench clean valgrind install mpi-check
+.PHONY: all deps run test test-unit test-asan bench clean valgrind install mpi-check fuzz fuzz-build fuzz-deps
 all: $(if $(filter 1,$(MPI)),vlsim-mpi,vlsim)
 
 vlsim: $(B)/models/vlsim.o $(B)/libvlsim.a
@@ -147,6 +148,62 @@ valgrind: deps vlsim
 	  echo "valgrind: $$s"; \
 	  valgrind -q --error-exitcode=9 --leak-check=full --errors-for-leak-kinds=all \
 	    ./vlsim run $$s --replications 2 --duration 50 --threads 1 >/dev/null || exit 1; \
+	done
+
+# ---- fuzzing: libFuzzer targets tests/fuzz_*.c (README "Fuzzing") ----------
+# The library is rebuilt with clang under ASan+UBSan and coverage into
+# build/fuzz/, and its calls to fopen are renamed to sandbox_fopen
+# (tests/fuzz_sandbox.c: fuzzed paths open only the fixtures; libFuzzer's own
+# files are untouched). make fuzz runs every target
+# for its share of FUZZ_SECONDS on a copy of its committed seed corpus
+# (tests/fuzz/corpus/NAME) with the YAML dictionary; a crash, leak, hang
+# (-timeout) or failed check stops it with the reproducer in build/fuzz/.
+FUZZ_SECONDS ?= 60
+FUZZ_CC      := clang
+FUZZDEBPKGS  := clang libclang-rt-14-dev
+FZ           := build/fuzz
+FUZZ_NAMES   := $(patsubst tests/fuzz_%.c,%,$(filter-out tests/fuzz_sandbox.c,$(wildcard tests/fuzz_*.c)))
+FUZZ_SAN     := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=all
+FLIB_OBJS     = $(LIB_SRCS:%.c=$(FZ)/%.o)
+
+$(FZ)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(FUZZ_CC) $(BASEFLAGS) $(FUZZ_SAN) -fsanitize=fuzzer-no-link -MMD -MP -c -o $@ $<
+
+.PRECIOUS: $(FZ)/tests/%.o
+
+$(FZ)/libvlsim.a: $(FLIB_OBJS)
+	rm -f $@ && ar rcs $@ $^ && objcopy --redefine-sym fopen=sandbox_fopen $@
+
+$(FZ)/fuzz_%: $(FZ)/tests/fuzz_%.o $(FZ)/tests/fuzz_sandbox.o $(FZ)/libvlsim.a
+	$(FUZZ_CC) $(FUZZ_SAN) -fsanitize=fuzzer -o $@ $^ $(LDLIBS)
+
+fuzz-deps:
+	@if ! command -v $(FUZZ_CC) >/dev/null 2>&1 || \
+	    ! ls $$($(FUZZ_CC) -print-resource-dir 2>/dev/null)/lib/linux/libclang_rt.fuzzer-$$(uname -m).a >/dev/null 2>&1; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    echo "make fuzz: installing $(FUZZDEBPKGS)"; \
+	    (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $(FUZZDEBPKGS)) || exit 1; \
+	  else \
+	    echo "make fuzz: clang or libFuzzer missing; run: sudo apt-get install -y $(FUZZDEBPKGS)"; exit 1; \
+	  fi; \
+	fi
+
+fuzz-build: fuzz-deps
+	@$(MAKE) --no-print-directory $(FUZZ_NAMES:%=$(FZ)/fuzz_%)
+
+fuzz: deps fuzz-build
+	@n=$(words $(FUZZ_NAMES)); per=$$(( $(FUZZ_SECONDS) / n )); [ $$per -ge 1 ] || per=1; \
+	for t in $(FUZZ_NAMES); do \
+	  rm -rf $(FZ)/corpus-$$t $(FZ)/$$t-crash-* $(FZ)/$$t-leak-* $(FZ)/$$t-timeout-* $(FZ)/$$t-oom-*; \
+	  mkdir -p $(FZ)/corpus-$$t && cp tests/fuzz/corpus/$$t/* $(FZ)/corpus-$$t/; \
+	  echo "make fuzz: fuzz_$$t for $$per s"; \
+	  ( cd $(FZ) && ASAN_OPTIONS=detect_leaks=1 ./fuzz_$$t -max_total_time=$$per -timeout=10 \
+	      -rss_limit_mb=2048 -max_len=65536 -dict=$(CURDIR)/tests/fuzz/yaml.dict -print_final_stats=1 \
+	      -artifact_prefix=$(CURDIR)/$(FZ)/$$t- corpus-$$t >$$t.log 2>&1 ); st=$$?; \
+	  grep -E '^#[0-9]+ +DONE|stat::number_of_executed_units|stat::average_exec_per_sec' $(FZ)/$$t.log; \
+	  if [ $$st -ne 0 ]; then tail -n 40 $(FZ)/$$t.log; \
+	    echo "make fuzz: fuzz_$$t found a fault (log $(FZ)/$$t.log; reproducer $(FZ)/$$t-*)"; exit 1; fi; \
 	done
 
 # Installs the programs, the shipped scenarios, the gnuplot templates and

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
+#include "sim/slurp.h"
 
 typedef struct {
     yaml_document_t doc;
@@ -40,6 +41,52 @@ static int rfail(reader *r, const yaml_node_t *n, const char *key, const char *f
         if (*s == '\n' || *s == '\r')
             *s = ' ';
     return -1;
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+    const yaml_node_t *x = *(const yaml_node_t *const *)a, *y = *(const yaml_node_t *const *)b;
+    int c = strcmp((const char *)x->data.scalar.value, (const char *)y->data.scalar.value);
+    return c ? c : (x->start_mark.index > y->start_mark.index) - (x->start_mark.index < y->start_mark.index);
+}
+
+/* Bounds on what one mapping and one op may hold: YAML aliases can repeat
+ * a large mapping many times for a few bytes each, and every lookup walks
+ * its keys, so both are bounded (a real file has 15 keys a point and
+ * hundreds of points). */
+#define CALF_MAX_KEYS 256
+#define CALF_MAX_POINTS 4096     /* each samples CSV row is matched against every point */
+#define CALF_MAX_OPS 4096
+
+/* No scalar key of map given twice (keys it does not know are allowed, so
+ * a duplicate would otherwise pass unseen): sorted, in O(n log n). At most
+ * CALF_MAX_KEYS keys. */
+static int rnodup(reader *r, const yaml_node_t *map, const char *path)
+{
+    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start), k = 0;
+    if (n > CALF_MAX_KEYS)
+        return rfail(r, map, *path ? path : "(root)", "more than %d keys in one mapping", CALF_MAX_KEYS);
+    if (n < 2)
+        return 0;
+    const yaml_node_t **keys = malloc(n * sizeof *keys);
+    if (!keys)
+        return rfail(r, map, *path ? path : "(root)", "out of memory");
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+        const yaml_node_t *kn = yaml_document_get_node(&r->doc, p->key);
+        if (kn && kn->type == YAML_SCALAR_NODE)
+            keys[k++] = kn;
+    }
+    qsort(keys, k, sizeof *keys, key_cmp);
+    for (size_t i = 1; i < k; i++)
+        if (!strcmp((const char *)keys[i]->data.scalar.value, (const char *)keys[i - 1]->data.scalar.value)) {
+            char kp[256];
+            snprintf(kp, sizeof kp, "%s%s%.64s", path, *path ? "." : "", keys[i]->data.scalar.value);
+            const yaml_node_t *later = keys[i], *first = keys[i - 1];
+            free(keys);
+            return rfail(r, later, kp, "duplicate key (first given at line %zu)", first->start_mark.line + 1);
+        }
+    free(keys);
+    return 0;
 }
 
 static yaml_node_t *rget(reader *r, const yaml_node_t *map, const char *key)
@@ -78,6 +125,8 @@ static int rstr(reader *r, const yaml_node_t *map, const char *path, const char 
     snprintf(kp, sizeof kp, "%s%s%s", path, *path ? "." : "", key);
     if (v->data.scalar.length >= size)
         return rfail(r, v, kp, "longer than %zu characters", size - 1);
+    if (strlen((const char *)v->data.scalar.value) != v->data.scalar.length)
+        return rfail(r, v, kp, "holds a NUL character (\\0)");
     memcpy(out, v->data.scalar.value, v->data.scalar.length + 1);
     return 0;
 }
@@ -133,6 +182,8 @@ static int read_point(reader *r, const yaml_node_t *m, const char *path, bool vi
 {
     if (m->type != YAML_MAPPING_NODE)
         return rfail(r, m, path, "expected a mapping (a grid point)");
+    if (rnodup(r, m, path))
+        return -1;
     char fp[256];
     double ks = 0;
     const yaml_node_t *fit, *dist;
@@ -147,6 +198,8 @@ static int read_point(reader *r, const yaml_node_t *m, const char *path, bool vi
         !(fit = rneed(r, m, path, "fit", YAML_MAPPING_NODE)))
         return -1;
     snprintf(fp, sizeof fp, "%s.fit", path);
+    if (rnodup(r, fit, fp))
+        return -1;
     if (!(dist = rneed(r, fit, fp, "dist", YAML_SCALAR_NODE)))
         return -1;
     if (strcmp((const char *)dist->data.scalar.value, "lognormal") != 0) {
@@ -172,6 +225,8 @@ static int read_op(reader *r, const yaml_node_t *m, const char *path, calf_op *o
     const yaml_node_t *pts;
     if (m->type != YAML_MAPPING_NODE)
         return rfail(r, m, path, "expected a mapping with op, model, dtype and points");
+    if (rnodup(r, m, path))
+        return -1;
     if (rstr(r, m, path, "op", o->op, sizeof o->op) || rstr(r, m, path, "model", o->model, sizeof o->model) ||
         rstr(r, m, path, "dtype", o->dtype, sizeof o->dtype) ||
         !(pts = rneed(r, m, path, "points", YAML_SEQUENCE_NODE)))
@@ -191,6 +246,8 @@ static int read_op(reader *r, const yaml_node_t *m, const char *path, calf_op *o
     snprintf(pp, sizeof pp, "%s.points", path);
     if (n < 1)
         return rfail(r, pts, pp, "an op needs at least one point");
+    if (n > CALF_MAX_POINTS)
+        return rfail(r, pts, pp, "more than %d points in one op", CALF_MAX_POINTS);
     if (!(o->points = calloc(n, sizeof *o->points)))
         return rfail(r, pts, pp, "out of memory");
     o->npoints = (int)n;
@@ -209,6 +266,8 @@ static int read_root(reader *r, const yaml_node_t *root, calf_file *f)
         snprintf(r->err, r->errlen, "%s: not a calibration file (expected a mapping with vlcalib: 1)", r->path);
         return -1;
     }
+    if (rnodup(r, root, ""))
+        return -1;
     if (!(v = rget(r, root, "vlcalib"))) {
         snprintf(r->err, r->errlen, "%s: not a calibration file (no 'vlcalib' version key)", r->path);
         return -1;
@@ -217,7 +276,7 @@ static int read_root(reader *r, const yaml_node_t *root, calf_file *f)
         return -1;
     if (f->version != CALF_VERSION)
         return rfail(r, v, "vlcalib", "version %d is not known (this reader reads %d)", f->version, CALF_VERSION);
-    if (!(dev = rneed(r, root, "", "device", YAML_MAPPING_NODE)) ||
+    if (!(dev = rneed(r, root, "", "device", YAML_MAPPING_NODE)) || rnodup(r, dev, "device") ||
         rstr(r, dev, "device", "name", f->device.name, sizeof f->device.name) ||
         rstr(r, dev, "device", "backend", f->device.backend, sizeof f->device.backend) ||
         rstr(r, dev, "device", "driver", f->device.driver, sizeof f->device.driver) ||
@@ -228,6 +287,8 @@ static int read_root(reader *r, const yaml_node_t *root, calf_file *f)
         !(ops = rneed(r, root, "", "ops", YAML_SEQUENCE_NODE)))
         return -1;
     size_t n = (size_t)(ops->data.sequence.items.top - ops->data.sequence.items.start);
+    if (n > CALF_MAX_OPS)
+        return rfail(r, ops, "ops", "more than %d ops", CALF_MAX_OPS);
     if (n && !(f->ops = calloc(n, sizeof *f->ops)))
         return rfail(r, ops, "ops", "out of memory");
     f->nops = (int)n;
@@ -240,6 +301,89 @@ static int read_root(reader *r, const yaml_node_t *root, calf_file *f)
     return 0;
 }
 
+/* More than CALF_MAX_DEPTH levels of nesting (a calibration file has 5),
+ * CALF_MAX_ANCHORS anchors or CALF_MAX_ALIASES aliases (vlcalib writes
+ * none): refused from the events before the document is built, since
+ * libyaml's scanner does work in proportion to the depth for every token
+ * and its loader looks each alias up among all anchors. Syntax errors are
+ * left to the load. */
+#define CALF_MAX_DEPTH 256
+#define CALF_MAX_ANCHORS 1000
+#define CALF_MAX_ALIASES 10000
+static int deep(reader *r, const char *text, size_t len)
+{
+    yaml_parser_t p;
+    yaml_event_t ev;
+    int depth = 0, rc = 0, anchors = 0, aliases = 0;
+    if (!yaml_parser_initialize(&p)) {
+        snprintf(r->err, r->errlen, "%s: out of memory", r->path);
+        return -1;
+    }
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    while (rc == 0 && yaml_parser_parse(&p, &ev)) {
+        yaml_event_type_t t = ev.type;
+        const yaml_char_t *anchor = t == YAML_SCALAR_EVENT ? ev.data.scalar.anchor
+                                  : t == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor
+                                  : t == YAML_MAPPING_START_EVENT ? ev.data.mapping_start.anchor : NULL;
+        const char *what = NULL;
+        int limit = 0;
+        if ((t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT) && ++depth > CALF_MAX_DEPTH)
+            what = "levels of nesting", limit = CALF_MAX_DEPTH;
+        else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
+            depth--;
+        if (anchor && ++anchors > CALF_MAX_ANCHORS)
+            what = "anchors (&name)", limit = CALF_MAX_ANCHORS;
+        if (t == YAML_ALIAS_EVENT && ++aliases > CALF_MAX_ALIASES)
+            what = "aliases (*name)", limit = CALF_MAX_ALIASES;
+        if (what) {
+            snprintf(r->err, r->errlen, "%s:%zu:%zu: (syntax): more than %d %s", r->path,
+                     ev.start_mark.line + 1, ev.start_mark.column + 1, limit, what);
+            rc = -1;
+        }
+        yaml_event_delete(&ev);
+        if (t == YAML_STREAM_END_EVENT)
+            break;
+    }
+    yaml_parser_delete(&p);
+    return rc;
+}
+
+int calf_read_mem(const char *text, size_t len, const char *name, calf_file *f, char *err,
+                  size_t errlen)
+{
+    char dummy[8];
+    if (!err || !errlen) {
+        err = dummy;
+        errlen = sizeof dummy;
+    }
+    memset(f, 0, sizeof *f);
+    reader r = { .path = name ? name : "(string)", .err = err, .errlen = errlen };
+    if (len > CALF_MAX_BYTES) {
+        snprintf(err, errlen, "%s: file is larger than %d MiB", r.path, CALF_MAX_BYTES >> 20);
+        return -1;
+    }
+    yaml_parser_t p;
+    int rc = -1;
+    if (deep(&r, text ? text : "", text ? len : 0))
+        return -1;
+    if (!yaml_parser_initialize(&p)) {
+        snprintf(err, errlen, "%s: out of memory", r.path);
+        return -1;
+    }
+    yaml_parser_set_input_string(&p, (const unsigned char *)(text ? text : ""), text ? len : 0);
+    if (!yaml_parser_load(&p, &r.doc)) {
+        snprintf(err, errlen, "%s:%zu:%zu: (syntax): %s", r.path, p.problem_mark.line + 1,
+                 p.problem_mark.column + 1, p.problem ? p.problem : "invalid YAML");
+    } else {
+        rc = read_root(&r, yaml_document_get_root_node(&r.doc), f);
+        yaml_document_delete(&r.doc);
+    }
+    yaml_parser_delete(&p);
+    if (rc)
+        calf_free(f);
+    return rc;
+}
+
 int calf_read(const char *path, calf_file *f, char *err, size_t errlen)
 {
     char dummy[8];
@@ -248,31 +392,18 @@ int calf_read(const char *path, calf_file *f, char *err, size_t errlen)
         errlen = sizeof dummy;
     }
     memset(f, 0, sizeof *f);
-    reader r = { .path = path, .err = err, .errlen = errlen };
-    FILE *in = fopen(path, "rb");
-    if (!in) {
-        snprintf(err, errlen, "cannot open %s: %s", path, strerror(errno));
+    size_t len = 0;
+    int e = 0;
+    char *text = slurp_file(path, CALF_MAX_BYTES, &len, &e);
+    if (!text) {
+        if (e == EFBIG)
+            snprintf(err, errlen, "%s: file is larger than %d MiB", path, CALF_MAX_BYTES >> 20);
+        else
+            snprintf(err, errlen, "cannot open %s: %s", path, strerror(e));
         return -1;
     }
-    yaml_parser_t p;
-    int rc = -1;
-    if (!yaml_parser_initialize(&p)) {
-        fclose(in);
-        snprintf(err, errlen, "%s: out of memory", path);
-        return -1;
-    }
-    yaml_parser_set_input_file(&p, in);
-    if (!yaml_parser_load(&p, &r.doc)) {
-        snprintf(err, errlen, "%s:%zu:%zu: (syntax): %s", path, p.problem_mark.line + 1,
-                 p.problem_mark.column + 1, p.problem ? p.problem : "invalid YAML");
-    } else {
-        rc = read_root(&r, yaml_document_get_root_node(&r.doc), f);
-        yaml_document_delete(&r.doc);
-    }
-    yaml_parser_delete(&p);
-    fclose(in);
-    if (rc)
-        calf_free(f);
+    int rc = calf_read_mem(text, len, path, f, err, errlen);
+    free(text);
     return rc;
 }
 
@@ -433,23 +564,36 @@ int calf_samples(const char *csv, const calf_op *op, double **vals, size_t *coun
         err = dummy;
         errlen = sizeof dummy;
     }
-    FILE *in = fopen(csv, "r");
-    if (!in) {
-        snprintf(err, errlen, "cannot open %s (the samples CSV beside the calibration file): %s", csv,
-                 strerror(errno));
+    size_t blen = 0;
+    int e = 0;
+    char *buf = slurp_file(csv, CALF_MAX_SAMPLES_BYTES, &blen, &e);
+    if (!buf) {
+        if (e == EFBIG)
+            snprintf(err, errlen, "%s: larger than %d MiB", csv, CALF_MAX_SAMPLES_BYTES >> 20);
+        else
+            snprintf(err, errlen, "cannot open %s (the samples CSV beside the calibration file): %s",
+                     csv, strerror(e));
         return -1;
     }
     size_t *caps = calloc((size_t)op->npoints, sizeof *caps);
-    char *line = NULL;
-    size_t linecap = 0, lineno = 0;
+    size_t lineno = 0;
     int rc = 0, nf = 0;   /* nf: fields per row, known after the header */
     if (!caps) {
         snprintf(err, errlen, "%s: out of memory", csv);
         rc = -1;
     }
-    while (rc == 0 && getline(&line, &linecap, in) >= 0) {
+    for (char *line = buf, *next; rc == 0 && line < buf + blen; line = next) {
+        char *nl = memchr(line, '\n', (size_t)(buf + blen - line));
+        next = nl ? nl + 1 : buf + blen;
+        if (nl)
+            *nl = '\0';
         lineno++;
         size_t len = strlen(line);
+        if (len != (size_t)(next - line) - (nl != NULL)) {
+            snprintf(err, errlen, "%s:%zu: holds a NUL byte", csv, lineno);
+            rc = -1;
+            break;
+        }
         while (len && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = '\0';
         if (!nf) {
@@ -525,17 +669,12 @@ int calf_samples(const char *csv, const calf_op *op, double **vals, size_t *coun
             break;
         }
     }
-    if (rc == 0 && ferror(in)) {
-        snprintf(err, errlen, "cannot read %s: %s", csv, strerror(errno ? errno : EIO));
-        rc = -1;
-    }
     if (rc == 0 && !nf) {
         snprintf(err, errlen, "%s:1: empty file (expected the header " SAMPLES_HEADER ")", csv);
         rc = -1;
     }
-    free(line);
+    free(buf);
     free(caps);
-    fclose(in);
     if (rc)
         free_vals(vals, counts, op->npoints);
     return rc;

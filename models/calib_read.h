@@ -52,6 +52,14 @@ typedef struct {
  * a message naming path (and LINE:COL where there is one); *f then holds
  * nothing to free. */
 int calf_read(const char *path, calf_file *f, char *err, size_t errlen);
+/* Same, from len bytes of text in memory (need not be NUL-terminated);
+ * name is the file named in messages ("(string)" if NULL). */
+int calf_read_mem(const char *text, size_t len, const char *name, calf_file *f, char *err,
+                  size_t errlen);
+/* The largest calibration file read: 16 MiB (a real one is tens of KiB),
+ * and the largest samples CSV: 64 MiB (a real one is hundreds of KiB). */
+#define CALF_MAX_BYTES (16 << 20)
+#define CALF_MAX_SAMPLES_BYTES (64 << 20)
 /* Release what *f owns and zero it. Safe on a zeroed file. */
 void calf_free(calf_file *f);
 

@@ -9,6 +9,7 @@
  * parameters belong to dist.c; this file only attributes its messages. */
 #include "models/scenario.h"
 #include "models/calib_read.h"
+#include "sim/slurp.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -25,6 +26,22 @@
 #define SCN_MAX_DISTS   10000               /* distribution nodes per scenario */
 #define SCN_PATH_LEN    256                 /* key paths in messages */
 #define SCN_SHOW_LEN    48                  /* longest value echoed in a message */
+/* Bounds on hostile values (README "Hostile inputs"): what sizes memory or
+ * would stall the millisecond clock is refused with a clear message. */
+#define SCN_MAX_SAMPLE_BYTES ((size_t)64 << 20) /* an empirical sample file */
+#define SCN_MAX_SECONDS 1e9          /* duration_s, warmup_s: the ms clock still resolves 1 us */
+#define SCN_MAX_STREAMS 1000000      /* streams + surge streams: state is kept per stream */
+#define SCN_MAX_GPUS    65536        /* cluster.gpus: state is kept per GPU and stage */
+#define SCN_MAX_BATCH   65536        /* max_batch: arrays are kept per batch size */
+#define SCN_MAX_REPS    100000       /* replications: a digest is kept per replication */
+#define SCN_MAX_FPS     1000.0       /* a stream's frames 1 ms apart at least */
+#define SCN_MAX_RATE_HZ 1e6          /* a Poisson process: 1 us between events on average */
+#define SCN_MAX_PER_MIN 60000.0      /* queries, triggers, scene changes per stream per minute */
+#define SCN_MIN_INTERVAL_S 0.001     /* degradation.interval_s: the control tick */
+#define SCN_MAX_SLOTS   100000       /* control intervals a window spans (one histogram each) */
+#define SCN_MAX_DEPTH   256          /* YAML nesting: libyaml's scanner slows with depth per token */
+#define SCN_MAX_ANCHORS 1000         /* YAML anchors: libyaml looks each alias up among all of them */
+#define SCN_MAX_ALIASES 10000        /* YAML aliases */
 
 /* ---- the loader and its error reporting -------------------------------- */
 
@@ -386,6 +403,8 @@ static int check_keys(loader *ld, const yaml_node_t *map, const char *path,
             return fail(ld, k ? k : map, path, "keys must be plain strings, not a %s",
                         k && k->type == YAML_MAPPING_NODE ? "mapping" : "list");
         path_key(kpath, path, text_of(k));
+        if (strlen(text_of(k)) != k->data.scalar.length)
+            return fail(ld, k, kpath, "the key holds a NUL character (\\0)");
         for (yaml_node_pair_t *q = map->data.mapping.pairs.start; q < p; q++) {
             yaml_node_t *k0 = yaml_document_get_node(&ld->doc, q->key);
             if (k0 && k0->type == YAML_SCALAR_NODE && strcmp(text_of(k0), text_of(k)) == 0) {
@@ -477,8 +496,15 @@ static int read_double(loader *ld, const yaml_node_t *n, const char *path, sign_
         return fail(ld, n, path, "must be > 0, got %s", s);
     if (rule == NONNEGATIVE && !(x >= 0))
         return fail(ld, n, path, "must be >= 0, got %s", s);
-    *out = x;
+    *out = x == 0 ? 0.0 : x;                    /* -0 is 0: outputs never show "-0" */
     return 0;
+}
+
+/* Reports that the value at n exceeds a bound of the simulator: */
+static int too_large(loader *ld, const yaml_node_t *n, const char *path, double max,
+                     const char *why)
+{
+    return fail(ld, n, path, "must be <= %.10g (%s), got %s", max, why, text_of(n));
 }
 
 /* A decimal integer in [min, max]. */
@@ -542,6 +568,9 @@ static int read_string(loader *ld, const yaml_node_t *n, const char *path, const
     char show[SCN_SHOW_LEN + 16];
     if (n->type != YAML_SCALAR_NODE || is_null(n))
         return fail(ld, n, path, "expected a string, got %s", describe(n, show, sizeof show));
+    if (strlen(text_of(n)) != n->data.scalar.length)
+        return fail(ld, n, path, "holds a NUL character (\\0), got %s",
+                    quoted(text_of(n), show, sizeof show));
     *out = text_of(n);
     return 0;
 }
@@ -748,18 +777,28 @@ static int read_samples(loader *ld, const yaml_node_t *fnode, const char *path,
                               : snprintf(full, sizeof full, "%s/%s", ld->basedir, fname);
     if (len < 0 || (size_t)len >= sizeof full)
         return fail(ld, fnode, path, "path too long");
-    FILE *f = fopen(full, "r");
-    if (!f)
-        return fail(ld, fnode, path, "cannot open %s: %s", full, strerror(errno));
+    size_t blen = 0;
+    int e = 0;
+    char *buf = slurp_file(full, SCN_MAX_SAMPLE_BYTES, &blen, &e);
+    if (!buf && e == EFBIG)
+        return fail(ld, fnode, path, "%s is larger than %zu MiB", full, SCN_MAX_SAMPLE_BYTES >> 20);
+    if (!buf)
+        return fail(ld, fnode, path, "cannot open %s: %s", full, strerror(e));
 
     double *vals = NULL;
-    size_t count = 0, cap = 0, lineno = 0, linecap = 0;
-    char *line = NULL;
+    size_t count = 0, cap = 0, lineno = 0;
     int rc = 0;
-    errno = 0;
-    while (rc == 0 && getline(&line, &linecap, f) >= 0) {
+    for (char *line = buf, *next; rc == 0 && line < buf + blen; line = next) {
+        char *nl = memchr(line, '\n', (size_t)(buf + blen - line));
+        next = nl ? nl + 1 : buf + blen;
+        if (nl)
+            *nl = '\0';
         double x = 0;
-        int got = sample_line(ld, fnode, path, fname, ++lineno, line, &x);
+        int got;
+        if (memchr(line, '\0', (size_t)(next - line) - (nl != NULL)))
+            got = fail(ld, fnode, path, "%s:%zu: holds a NUL byte", fname, ++lineno);
+        else
+            got = sample_line(ld, fnode, path, fname, ++lineno, line, &x);
         if (got < 0) {
             rc = -1;
         } else if (got > 0) {
@@ -776,12 +815,9 @@ static int read_samples(loader *ld, const yaml_node_t *fnode, const char *path,
             vals[count++] = x;
         }
     }
-    if (rc == 0 && ferror(f))
-        rc = fail(ld, fnode, path, "cannot read %s: %s", full, strerror(errno ? errno : EIO));
     if (rc == 0 && count == 0)
         rc = fail(ld, fnode, path, "%s: no samples (only blank lines and comments)", fname);
-    free(line);
-    fclose(f);
+    free(buf);
     if (rc) {
         free(vals);
         return -1;
@@ -969,6 +1005,9 @@ static int read_surge(loader *ld, const yaml_node_t *map, workload_cfg *w)
     if (!(v = need(ld, map, path, "streams"))
         || read_int(ld, v, "workload.surge.streams", 1, &w->surge_streams))
         return -1;
+    if ((long long)w->streams + w->surge_streams > SCN_MAX_STREAMS)
+        return too_large(ld, v, "workload.surge.streams", SCN_MAX_STREAMS - w->streams,
+                         "workload.streams + surge streams at most 1000000: state is kept per stream");
     return 0;
 }
 
@@ -999,14 +1038,23 @@ static int read_workload(loader *ld, const yaml_node_t *map, workload_cfg *w)
         return fail(ld, bad, kpath, "applies only to arrival: %s", arrivals[1 - arrival]);
     }
 
-    if (w->arrival == ARRIVAL_POISSON)
-        return !(v = need(ld, map, path, "rate_hz"))
-            || read_double(ld, v, "workload.rate_hz", POSITIVE, &w->rate_hz) ? -1 : 0;
+    if (w->arrival == ARRIVAL_POISSON) {
+        if (!(v = need(ld, map, path, "rate_hz"))
+            || read_double(ld, v, "workload.rate_hz", POSITIVE, &w->rate_hz))
+            return -1;
+        return w->rate_hz > SCN_MAX_RATE_HZ
+            ? too_large(ld, v, "workload.rate_hz", SCN_MAX_RATE_HZ, "arrivals 1 us apart on average")
+            : 0;
+    }
 
     if (!(v = need(ld, map, path, "streams")) || read_int(ld, v, "workload.streams", 1, &w->streams))
         return -1;
+    if (w->streams > SCN_MAX_STREAMS)
+        return too_large(ld, v, "workload.streams", SCN_MAX_STREAMS, "state is kept per stream");
     if (!(v = need(ld, map, path, "fps")) || read_double(ld, v, "workload.fps", POSITIVE, &w->fps))
         return -1;
+    if (w->fps > SCN_MAX_FPS)
+        return too_large(ld, v, "workload.fps", SCN_MAX_FPS, "a stream's frames 1 ms apart at least");
     if ((v = get(ld, map, "jitter_ms"))
         && read_double(ld, v, "workload.jitter_ms", NONNEGATIVE, &w->jitter_ms))
         return -1;
@@ -1019,9 +1067,13 @@ static int read_workload(loader *ld, const yaml_node_t *map, workload_cfg *w)
     if ((v = get(ld, map, "queries_per_min"))
         && read_double(ld, v, "workload.queries_per_min", NONNEGATIVE, &w->queries_per_min))
         return -1;
+    if (v && w->queries_per_min > SCN_MAX_PER_MIN)
+        return too_large(ld, v, "workload.queries_per_min", SCN_MAX_PER_MIN, "1000 per second per stream");
     if ((v = get(ld, map, "proactive_per_min"))
         && read_double(ld, v, "workload.proactive_per_min", NONNEGATIVE, &w->proactive_per_min))
         return -1;
+    if (v && w->proactive_per_min > SCN_MAX_PER_MIN)
+        return too_large(ld, v, "workload.proactive_per_min", SCN_MAX_PER_MIN, "1000 per second per stream");
     if ((v = get(ld, map, "surge")))
         return read_surge(ld, v, w);
     return 0;
@@ -1519,6 +1571,8 @@ static int read_scene_change(loader *ld, const yaml_node_t *map, const char *pat
     path_key(kpath, path, "per_min");
     if (!(v = need(ld, map, path, "per_min")) || read_double(ld, v, kpath, POSITIVE, &per_min))
         return -1;
+    if (per_min > SCN_MAX_PER_MIN)
+        return too_large(ld, v, kpath, SCN_MAX_PER_MIN, "1000 per second per stream");
     path_key(kpath, path, "burst");
     if (!(v = need(ld, map, path, "burst")) || read_int(ld, v, kpath, 1, &burst))
         return -1;
@@ -1686,6 +1740,19 @@ static void resolve_gop_defaults(const loader *ld, scenario_cfg *c)
 
 /* ---- stages ------------------------------------------------------------ */
 
+/* Where stage map's batch table was given, for a message about it: its
+ * service.table, or the service.calib key it was read from (a calibrated
+ * prefill op makes a table by tokens); kpath gets which. */
+static const yaml_node_t *table_node(loader *ld, const yaml_node_t *map, const char *path,
+                                     char *kpath)
+{
+    const yaml_node_t *svc = get(ld, map, "service"), *at = get(ld, svc, "table");
+    path_key(kpath, path, at ? "service.table" : "service.calib");
+    if (!at && !(at = get_key(ld, svc, "calib")))
+        at = svc;
+    return at;
+}
+
 static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int idx,
                       stage_cfg *s)
 {
@@ -1758,6 +1825,8 @@ static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int 
     if ((v = get(ld, map, "max_batch"))) {
         if (read_int(ld, v, kpath, 1, &s->max_batch))
             return -1;
+        if (s->max_batch > SCN_MAX_BATCH)
+            return too_large(ld, v, kpath, SCN_MAX_BATCH, "arrays are kept per batch size");
         /* a token table extends its last segment: any batch size */
         double last = s->has_table && !s->table.by_tokens ? s->table.batch[s->table.n - 1]
                                                           : INFINITY;
@@ -1787,8 +1856,7 @@ static int read_stage(loader *ld, const yaml_node_t *map, const char *path, int 
     if ((v = get(ld, map, "response_tokens")) && read_int(ld, v, kpath, 1, &s->response_tokens))
         return -1;
     if (s->response_tokens > 0 && s->has_table && s->table.by_tokens) {
-        path_key(kpath, path, "service.table");
-        return fail(ld, get(ld, get(ld, map, "service"), "table"), kpath,
+        return fail(ld, table_node(ld, map, path, kpath), kpath,
                     "a decode stage (response_tokens) takes a table by batch (the active "
                     "sequences), not by tokens");
     }
@@ -1895,8 +1963,7 @@ static int check_stage_flow(loader *ld, const yaml_node_t *list, const scenario_
             for (int j = 0; j < s && !carried; j++)
                 carried = c->stages[j].path == st->path && c->stages[j].tokens_out > 0;
             if (!carried) {
-                path_key(kpath, path, "service.table");
-                return fail(ld, get(ld, get(ld, node, "service"), "table"), kpath,
+                return fail(ld, table_node(ld, node, path, kpath), kpath,
                             "a table by tokens needs tokens: set tokens_per_frame or "
                             "keep_tokens on an earlier stage");
             }
@@ -2122,6 +2189,8 @@ static int read_cluster(loader *ld, const yaml_node_t *map, const yaml_node_t *s
         return -1;
     if (!(v = need(ld, map, "cluster", "gpus")) || read_int(ld, v, "cluster.gpus", 1, &cl->gpus))
         return -1;
+    if (cl->gpus > SCN_MAX_GPUS)
+        return too_large(ld, v, "cluster.gpus", SCN_MAX_GPUS, "state is kept per GPU");
     if ((v = get(ld, map, "gpu_type"))) {
         const char *t = "";
         if (read_string(ld, v, "cluster.gpu_type", &t))
@@ -2435,6 +2504,33 @@ static int read_alerts(loader *ld, const yaml_node_t *map, alert_cfg *a)
         || read_opt(ld, map, path, "gpu_util_for_s", POSITIVE, &a->gpu_util_for_s)
         || read_opt(ld, map, path, "p99_p95_ratio", POSITIVE, &a->p99_p95_ratio))
         return -1;
+    return 0;
+}
+
+/* The control tick is at least SCN_MIN_INTERVAL_S, and each window it keeps
+ * (degradation.window_s, alerts.window_s, alerts.gpu_util_for_s) spans at
+ * most SCN_MAX_SLOTS ticks: each tick of a window holds a histogram. */
+static int check_windows(loader *ld, const yaml_node_t *root, const scenario_cfg *c)
+{
+    static const char *const sect[] = {"degradation", "alerts", "alerts"};
+    static const char *const keys[] = {"window_s", "window_s", "gpu_util_for_s"};
+    const double spans[] = {c->degrade.window_s, c->alerts.window_s, c->alerts.gpu_util_for_s};
+    const yaml_node_t *dg = get(ld, root, "degradation"), *al = get(ld, root, "alerts");
+    const yaml_node_t *iv = dg ? get(ld, dg, "interval_s") : NULL;
+    double tick = c->degrade.interval_s;
+    if (tick < SCN_MIN_INTERVAL_S)
+        return fail(ld, iv ? iv : root, "degradation.interval_s", "must be >= %g (the control "
+                    "tick), got %.10g", SCN_MIN_INTERVAL_S, tick);
+    for (int k = 0; k < 3; k++) {
+        if (!(spans[k] / tick > SCN_MAX_SLOTS))
+            continue;
+        const yaml_node_t *m = k == 0 ? dg : al, *v = m ? get(ld, m, keys[k]) : NULL;
+        char kpath[SCN_PATH_LEN];
+        path_key(kpath, v || !iv ? sect[k] : "degradation", v || !iv ? keys[k] : "interval_s");
+        return fail(ld, v ? v : iv ? iv : root, kpath, "%s.%s (%.10g s) spans more than %d "
+                    "control intervals of %.10g s (degradation.interval_s); each holds a "
+                    "histogram", sect[k], keys[k], spans[k], SCN_MAX_SLOTS, tick);
+    }
     return 0;
 }
 
@@ -3307,10 +3403,20 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
         return -1;
     if (!(v = need(ld, root, "", "duration_s")) || read_double(ld, v, "duration_s", POSITIVE, &c->duration_s))
         return -1;
+    if (c->duration_s > SCN_MAX_SECONDS)
+        return too_large(ld, v, "duration_s", SCN_MAX_SECONDS, "the millisecond clock must still "
+                         "resolve a microsecond");
     if (read_warmup(ld, root, c))
         return -1;
+    if (c->warmup_s > SCN_MAX_SECONDS) {
+        const char *wk = get(ld, root, "warmup_s") ? "warmup_s" : "warmup";
+        return too_large(ld, get(ld, root, wk), wk, SCN_MAX_SECONDS, "the millisecond clock must "
+                         "still resolve a microsecond");
+    }
     if ((v = get(ld, root, "replications")) && read_int(ld, v, "replications", 1, &c->replications))
         return -1;
+    if (v && c->replications > SCN_MAX_REPS)
+        return too_large(ld, v, "replications", SCN_MAX_REPS, "a digest is kept per replication");
     if (!(v = need(ld, root, "", "workload")) || read_workload(ld, v, &c->workload))
         return -1;
     if ((v = get(ld, root, "metrics")) && read_metrics(ld, v, c))
@@ -3331,6 +3437,8 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
     if ((v = get(ld, root, "alerts")) && read_alerts(ld, v, &c->alerts))
         return -1;
     if ((v = get(ld, root, "cpu")) && read_cpu(ld, v, c))     /* issue 7 */
+        return -1;
+    if (check_windows(ld, root, c))
         return -1;
     if (check_paths(ld, root, stages, c))
         return -1;
@@ -3396,10 +3504,51 @@ static int syntax_error(loader *ld, const yaml_parser_t *p, const char *text, si
     return fail_mark(ld, &mark, "(syntax)", "%s", problem);
 }
 
+/* libyaml's scanner does work in proportion to the nesting depth for every
+ * token, so 100000 levels of [[[... take minutes, and its loader looks each
+ * alias up among all anchors, so 50000 of each take a minute: a first pass
+ * over the events refuses more than SCN_MAX_DEPTH levels (a scenario needs
+ * about 12), SCN_MAX_ANCHORS anchors or SCN_MAX_ALIASES aliases before the
+ * document is built. Syntax errors are left to the second pass. */
+static int check_structure(loader *ld, const char *text, size_t len)
+{
+    yaml_parser_t p;
+    yaml_event_t ev;
+    int depth = 0, rc = 0, anchors = 0, aliases = 0;
+    if (!yaml_parser_initialize(&p))
+        return fail_file(ld, "out of memory starting the YAML parser");
+    yaml_parser_set_input_string(&p, (const unsigned char *)text, len);
+    while (rc == 0 && yaml_parser_parse(&p, &ev)) {
+        yaml_event_type_t t = ev.type;
+        const yaml_char_t *anchor = t == YAML_SCALAR_EVENT ? ev.data.scalar.anchor
+                                  : t == YAML_SEQUENCE_START_EVENT ? ev.data.sequence_start.anchor
+                                  : t == YAML_MAPPING_START_EVENT ? ev.data.mapping_start.anchor : NULL;
+        if ((t == YAML_SEQUENCE_START_EVENT || t == YAML_MAPPING_START_EVENT)
+            && ++depth > SCN_MAX_DEPTH)
+            rc = fail_mark(ld, &ev.start_mark, "(syntax)", "nested more than %d levels deep",
+                           SCN_MAX_DEPTH);
+        else if (t == YAML_SEQUENCE_END_EVENT || t == YAML_MAPPING_END_EVENT)
+            depth--;
+        if (anchor && ++anchors > SCN_MAX_ANCHORS)
+            rc = fail_mark(ld, &ev.start_mark, "(syntax)", "more than %d anchors (&name)",
+                           SCN_MAX_ANCHORS);
+        if (t == YAML_ALIAS_EVENT && ++aliases > SCN_MAX_ALIASES)
+            rc = fail_mark(ld, &ev.start_mark, "(syntax)", "more than %d aliases (*name)",
+                           SCN_MAX_ALIASES);
+        yaml_event_delete(&ev);
+        if (t == YAML_STREAM_END_EVENT)
+            break;
+    }
+    yaml_parser_delete(&p);
+    return rc;
+}
+
 /* Parse text into ld->doc: exactly one document, which may be empty. */
 static int load_document(loader *ld, const char *text, size_t len)
 {
     yaml_parser_t p;
+    if (check_structure(ld, text, len))
+        return -1;
     if (!yaml_parser_initialize(&p))
         return fail_file(ld, "out of memory starting the YAML parser");
     yaml_parser_set_input_string(&p, (const unsigned char *)text, len);

@@ -15,6 +15,8 @@ char *slurp_file(const char *path, size_t max, size_t *len, int *errnum)
     char *buf = NULL;
     int e = 0;
     for (;;) {
+        if (max && cap > max + 1)
+            cap = max + 1;                          /* read at most one byte too many */
         char *nb = realloc(buf, cap + 1);          /* + 1: the terminating NUL */
         if (!nb) {
             e = ENOMEM;

@@ -8,7 +8,8 @@
 
 /* The bytes of path, NUL-terminated (malloc'd; the caller frees), with the
  * length in *len. NULL on failure with *errnum set: the open or read error,
- * EFBIG when the file holds more than max bytes (0: no limit), ENOMEM. */
+ * EFBIG when the file holds more than max bytes (0: no limit; at most max + 1
+ * bytes are read), ENOMEM. */
 char *slurp_file(const char *path, size_t max, size_t *len, int *errnum);
 
 #endif

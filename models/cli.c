@@ -172,20 +172,20 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             a->have_seed = true;
             i++;
         } else if (!strcmp(o, "--replications")) {
-            if (cli_pos_int(v, &a->replications) != 0)
-                return cli_bad("run", o, "an integer >= 1", v);
+            if (cli_replications(v, &a->replications) != 0)
+                return cli_bad("run", o, CLI_REPS_WANT, v);
             i++;
         } else if (!strcmp(o, "--threads")) {
             if (cli_pos_int(v, &a->threads) != 0)
                 return cli_bad("run", o, "an integer >= 1", v);
             i++;
         } else if (!strcmp(o, "--duration")) {
-            if (cli_pos_double(v, &a->duration_s, false) != 0)
-                return cli_bad("run", o, "seconds > 0", v);
+            if (cli_seconds(v, &a->duration_s, false) != 0)
+                return cli_bad("run", o, CLI_SECONDS_WANT, v);
             i++;
         } else if (!strcmp(o, "--warmup")) {
             double w;
-            if (!v || (strcmp(v, "auto") != 0 && cli_pos_double(v, &w, true) != 0))
+            if (!v || (strcmp(v, "auto") != 0 && cli_seconds(v, &w, true) != 0))
                 return cli_bad("run", o, "seconds >= 0 or auto", v);
             a->warmup = v;
             i++;

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "models/cli.h"
+#include "models/scenario.h"
 
 int cli_u64(const char *s, unsigned long long *out)
 {
@@ -54,6 +55,20 @@ int cli_pos_double(const char *s, double *out, bool allow_zero)
         return -1;
     *out = v;
     return 0;
+}
+
+int cli_seconds(const char *s, double *out, bool allow_zero)
+{
+    double v;
+    if (cli_pos_double(s, &v, allow_zero) != 0 || v > SCN_MAX_SECONDS)
+        return -1;
+    *out = v;
+    return 0;
+}
+
+int cli_replications(const char *s, int *out)
+{
+    return cli_int_range(s, 1, SCN_MAX_REPS, out);
 }
 
 int cli_bad(const char *cmd, const char *opt, const char *want, const char *got)

@@ -18,6 +18,13 @@ int cli_int_range(const char *s, long lo, long hi, int *out);
 int cli_pos_int(const char *s, int *out);
 /* A finite number > 0, or >= 0 with allow_zero. */
 int cli_pos_double(const char *s, double *out, bool allow_zero);
+/* --duration and --warmup: seconds in (0, SCN_MAX_SECONDS] ([0, ...] with
+ * allow_zero); --replications: an integer in [1, SCN_MAX_REPS] — the
+ * limits the scenario loader puts on duration_s, warmup_s, replications. */
+int cli_seconds(const char *s, double *out, bool allow_zero);
+int cli_replications(const char *s, int *out);
+#define CLI_SECONDS_WANT "seconds > 0 and <= 1e9"
+#define CLI_REPS_WANT "an integer from 1 to 100000"
 /* Prints "vlsim CMD: OPT: expected WANT, got "GOT"" on stderr; returns
  * CLI_BAD_INPUT (2), the exit status for bad arguments. */
 int cli_bad(const char *cmd, const char *opt, const char *want, const char *got);

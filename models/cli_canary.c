@@ -96,23 +96,23 @@ static int parse_args(int argc, char **argv, canary_args *a)
             a->nreg++;
             i++;
         } else if (!strcmp(o, "--replications")) {
-            if (cli_pos_int(v, &a->replications) != 0)
-                return cli_bad("canary", o, "an integer >= 1", v);
+            if (cli_replications(v, &a->replications) != 0)
+                return cli_bad("canary", o, CLI_REPS_WANT, v);
             i++;
         } else if (!strcmp(o, "--threads")) {
             if (cli_pos_int(v, &a->threads) != 0)
                 return cli_bad("canary", o, "an integer >= 1", v);
             i++;
         } else if (!strcmp(o, "--seed")) {
-            char *end;
-            errno = 0;
-            if (!v || !*v || *v == '-' || *v == '+' || (a->seed = strtoull(v, &end, 10), errno || *end))
+            unsigned long long s;
+            if (cli_u64(v, &s) != 0)
                 return cli_bad("canary", o, "a non-negative integer", v);
+            a->seed = s;
             a->have_seed = true;
             i++;
         } else if (!strcmp(o, "--duration")) {
-            if (cli_pos_double(v, &a->duration_s, false) != 0)
-                return cli_bad("canary", o, "seconds > 0", v);
+            if (cli_seconds(v, &a->duration_s, false) != 0)
+                return cli_bad("canary", o, CLI_SECONDS_WANT, v);
             i++;
         } else if (!strcmp(o, "--set")) {
             const char *eq = v ? strchr(v, '=') : NULL;

@@ -159,12 +159,12 @@ int cli_sweep(int argc, char **argv)
                 return cli_bad("sweep", a, "an integer >= 1", v);
             i++;
         } else if (!strcmp(a, "--replications")) {
-            if (cli_pos_int(v, &o.replications))
-                return cli_bad("sweep", a, "an integer >= 1", v);
+            if (cli_replications(v, &o.replications))
+                return cli_bad("sweep", a, CLI_REPS_WANT, v);
             i++;
         } else if (!strcmp(a, "--duration")) {
-            if (cli_pos_double(v, &o.duration_s, false))
-                return cli_bad("sweep", a, "seconds > 0", v);
+            if (cli_seconds(v, &o.duration_s, false))
+                return cli_bad("sweep", a, CLI_SECONDS_WANT, v);
             i++;
         } else if (!strcmp(a, "--sample")) {
             if (!v || (strcmp(v, "random") && strcmp(v, "lhs") && strcmp(v, "grid")))
@@ -283,12 +283,12 @@ int cli_capacity(int argc, char **argv)
                 return cli_bad("capacity", a, "an integer >= 1", v);
             i++;
         } else if (!strcmp(a, "--replications")) {
-            if (cli_pos_int(v, &o.replications))
-                return cli_bad("capacity", a, "an integer >= 1", v);
+            if (cli_replications(v, &o.replications))
+                return cli_bad("capacity", a, CLI_REPS_WANT, v);
             i++;
         } else if (!strcmp(a, "--duration")) {
-            if (cli_pos_double(v, &o.duration_s, false))
-                return cli_bad("capacity", a, "seconds > 0", v);
+            if (cli_seconds(v, &o.duration_s, false))
+                return cli_bad("capacity", a, CLI_SECONDS_WANT, v);
             i++;
         } else if (!strcmp(a, "--max-streams")) {
             if (cli_pos_int(v, &o.max_streams))

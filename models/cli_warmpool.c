@@ -138,22 +138,23 @@ static int parse_args(int argc, char **argv, wp_args *a)
                 snprintf(a->axis_vals[a->naxis++], sizeof a->axis_vals[0], "%s", t);
             }
             i++;
-        } else if (!strcmp(o, "--replications") || !strcmp(o, "--threads")) {
-            if (cli_int_range(v, 1, INT_MAX, o[2] == 'r' ? &a->replications : &a->threads) != 0)
+        } else if (!strcmp(o, "--replications")) {
+            if (cli_replications(v, &a->replications) != 0)
+                return cli_bad("warmpool", o, CLI_REPS_WANT, v);
+            i++;
+        } else if (!strcmp(o, "--threads")) {
+            if (cli_pos_int(v, &a->threads) != 0)
                 return cli_bad("warmpool", o, "an integer >= 1", v);
             i++;
         } else if (!strcmp(o, "--duration")) {
-            char *end;
-            a->duration_s = v ? strtod(v, &end) : 0;
-            if (!v || *end || !isfinite(a->duration_s) || a->duration_s <= 0)
-                return cli_bad("warmpool", o, "seconds > 0", v);
+            if (cli_seconds(v, &a->duration_s, false) != 0)
+                return cli_bad("warmpool", o, CLI_SECONDS_WANT, v);
             i++;
         } else if (!strcmp(o, "--seed")) {
-            char *end;
-            errno = 0;
-            a->seed = v && *v != '-' ? strtoull(v, &end, 10) : 0;
-            if (!v || *v == '-' || !*v || *end || errno)
+            unsigned long long s;
+            if (cli_u64(v, &s) != 0)
                 return cli_bad("warmpool", o, "a non-negative integer", v);
+            a->seed = s;
             a->have_seed = true;
             i++;
         } else if (!strcmp(o, "--set")) {

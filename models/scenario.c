@@ -29,11 +29,9 @@
 /* Bounds on hostile values (README "Hostile inputs"): what sizes memory or
  * would stall the millisecond clock is refused with a clear message. */
 #define SCN_MAX_SAMPLE_BYTES ((size_t)64 << 20) /* an empirical sample file */
-#define SCN_MAX_SECONDS 1e9          /* duration_s, warmup_s: the ms clock still resolves 1 us */
 #define SCN_MAX_STREAMS 1000000      /* streams + surge streams: state is kept per stream */
 #define SCN_MAX_GPUS    65536        /* cluster.gpus: state is kept per GPU and stage */
 #define SCN_MAX_BATCH   65536        /* max_batch: arrays are kept per batch size */
-#define SCN_MAX_REPS    100000       /* replications: a digest is kept per replication */
 #define SCN_MAX_FPS     1000.0       /* a stream's frames 1 ms apart at least */
 #define SCN_MAX_RATE_HZ 1e6          /* a Poisson process: 1 us between events on average */
 #define SCN_MAX_PER_MIN 60000.0      /* queries, triggers, scene changes per stream per minute */
@@ -2662,6 +2660,9 @@ static int read_canary_steps(loader *ld, const yaml_node_t *list, canary_cfg *k)
         path_key(kpath, ipath, "hold_s");
         if (!(v = need(ld, m, ipath, "hold_s")) || read_double(ld, v, kpath, POSITIVE, &st->hold_s))
             return -1;
+        if (st->hold_s > SCN_MAX_SECONDS)
+            return too_large(ld, v, kpath, SCN_MAX_SECONDS, "the millisecond clock must still "
+                             "resolve 1 us");
     }
     k->nsteps = (int)n;
     return 0;
@@ -3150,15 +3151,31 @@ static int read_trace(loader *ld, const yaml_node_t *fnode, const char *path, pr
                               : snprintf(full, sizeof full, "%s/%s", ld->basedir, fname);
     if (len < 0 || (size_t)len >= sizeof full)
         return fail(ld, fnode, path, "path too long");
-    FILE *f = fopen(full, "r");
-    if (!f)
-        return fail(ld, fnode, path, "cannot open %s: %s", full, strerror(errno));
+    size_t blen = 0;
+    int e = 0;
+    char *buf = slurp_file(full, SCN_MAX_SAMPLE_BYTES, &blen, &e);
+    if (!buf && e == EFBIG)
+        return fail(ld, fnode, path, "%s is larger than %zu MiB", full, SCN_MAX_SAMPLE_BYTES >> 20);
+    if (!buf)
+        return fail(ld, fnode, path, "cannot open %s: %s", full, strerror(e));
+    FILE *f = fmemopen(buf, blen ? blen : 1, "r");   /* (an empty buffer may not open) */
+    if (f && blen == 0)
+        fseek(f, 0, SEEK_END);                           /* nothing to read: "no points" */
+    if (!f) {
+        free(buf);
+        return fail(ld, fnode, path, "%s: out of memory", fname);
+    }
     char *line = NULL;
     size_t linecap = 0, lineno = 0;
     int cap = 0, rc = 0;
     bool data = false;
-    while (rc == 0 && getline(&line, &linecap, f) >= 0) {
+    ssize_t got;
+    while (rc == 0 && (got = getline(&line, &linecap, f)) >= 0) {
         lineno++;
+        if (strlen(line) != (size_t)got) {
+            rc = fail(ld, fnode, path, "%s:%zu: holds a NUL byte", fname, lineno);
+            break;
+        }
         char *s = line;
         while (isspace((unsigned char)*s))
             s++;
@@ -3182,9 +3199,9 @@ static int read_trace(loader *ld, const yaml_node_t *fnode, const char *path, pr
             break;
         }
         data = true;
-        if (!isfinite(t) || !isfinite(v) || t < 0 || v < 0) {
-            rc = fail(ld, fnode, path, "%s:%zu: time and streams must be finite and >= 0, got %s",
-                      fname, lineno, s);
+        if (!isfinite(t) || !isfinite(v) || t < 0 || v < 0 || v > SCN_MAX_STREAMS) {
+            rc = fail(ld, fnode, path, "%s:%zu: time and streams must be finite and >= 0, and "
+                      "streams <= %d, got %s", fname, lineno, SCN_MAX_STREAMS, s);
             break;
         }
         if (pc->ntrace > 0 && !(t > pc->trace_t[pc->ntrace - 1])) {
@@ -3214,6 +3231,7 @@ static int read_trace(loader *ld, const yaml_node_t *fnode, const char *path, pr
         rc = fail(ld, fnode, path, "%s: no points (expected lines \"t_s,streams\")", fname);
     free(line);
     fclose(f);
+    free(buf);
     return rc;
 }
 
@@ -3243,6 +3261,8 @@ static int read_steps(loader *ld, const yaml_node_t *list, const char *path, pro
         path_key(kpath, ipath, "streams");
         if (!(v = need(ld, m, ipath, "streams")) || read_double(ld, v, kpath, NONNEGATIVE, &st->streams))
             return -1;
+        if (st->streams > SCN_MAX_STREAMS)
+            return too_large(ld, v, kpath, SCN_MAX_STREAMS, "state is kept per session");
         path_key(kpath, ipath, "ramp_s");
         if ((v = get(ld, m, "ramp_s")) && read_double(ld, v, kpath, NONNEGATIVE, &st->ramp_s))
             return -1;
@@ -3284,6 +3304,9 @@ static int read_profile(loader *ld, const yaml_node_t *map, scenario_cfg *c)
             || !(v = need(ld, map, path, "trough_streams"))
             || read_double(ld, v, "workload.profile.trough_streams", NONNEGATIVE, &pc->trough))
             return -1;
+        if (pc->peak > SCN_MAX_STREAMS)
+            return too_large(ld, get(ld, map, "peak_streams"), "workload.profile.peak_streams",
+                             SCN_MAX_STREAMS, "state is kept per session");
         if (pc->trough > pc->peak)
             return fail(ld, v, "workload.profile.trough_streams",
                         "must be <= peak_streams (%.10g), got %.10g", pc->peak, pc->trough);
@@ -3300,6 +3323,10 @@ static int read_profile(loader *ld, const yaml_node_t *map, scenario_cfg *c)
     if (!(v = need(ld, map, path, "session_s"))
         || read_dist_s(ld, v, "workload.profile.session_s", &pc->session))
         return -1;
+    if (dist_mean(&pc->session) < 1000.0)    /* sessions start at target / mean per second */
+        return fail(ld, v, "workload.profile.session_s",
+                    "sessions must last 1 s or more on average, got a mean of %.10g s",
+                    dist_mean(&pc->session) / 1000.0);
     return 0;
 }
 
@@ -3366,6 +3393,12 @@ static int read_autoscale(loader *ld, const yaml_node_t *root, const yaml_node_t
         || ((v = get(ld, map, "warm_pool")) && read_int(ld, v, "autoscale.warm_pool", 0, &a->warm_pool))
         || read_opt(ld, map, path, "sla_window_s", POSITIVE, &a->sla_window_s))
         return -1;
+    if (a->warm_pool > 4096)
+        return too_large(ld, get(ld, map, "warm_pool"), "autoscale.warm_pool", 4096,
+                         "state is kept per GPU");
+    if (a->sla_window_s < 1)
+        return fail(ld, get(ld, map, "sla_window_s"), "autoscale.sla_window_s",
+                    "must be >= 1 (seconds; 60: minutes), got %.10g", a->sla_window_s);
     if (!(v = need(ld, map, path, "cold_start_s"))
         || read_dist_s(ld, v, "autoscale.cold_start_s", &a->cold_start))
         return -1;

@@ -11,6 +11,11 @@
 #include <stddef.h>
 #include "config.h"
 
+/* Limits the loader enforces that the command line's --duration, --warmup
+ * and --replications must respect too (cli_args.c). */
+#define SCN_MAX_SECONDS 1e9          /* duration_s, warmup_s: the ms clock still resolves 1 us */
+#define SCN_MAX_REPS    100000       /* replications: a digest is kept per replication */
+
 /* Load the scenario at path. Returns 0 on success, -1 on bad input (err holds
  * one line, no trailing newline). Relative file names inside the scenario
  * (empirical samples) are resolved against the scenario's directory. */

@@ -23,6 +23,7 @@
 
 #include "models/calib_read.h"
 #include "models/scenario.h"
+#include "tests/kit_files.h"
 
 #define DATA "tests/data/scenario"
 
@@ -108,18 +109,6 @@ static void write_file(const char *path, const char *text, size_t len)
     cr_assert_not_null(f, "%s", path);
     cr_assert_eq(fwrite(text, 1, len, f), len);
     cr_assert_eq(fclose(f), 0);
-}
-
-/* Run a shell command; its exit status. */
-static int sh(const char *fmt, ...)
-{
-    char cmd[2048];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(cmd, sizeof cmd, fmt, ap);
-    va_end(ap);
-    int st = system(cmd);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
 static char *read_text(const char *path)
@@ -368,8 +357,8 @@ Test(hostile, zero_and_negative_duration)
                  "2:11: warmup_s: ", "must be >= 0, got -1");
     expect_error("duration_s: 1e-400\nworkload: {arrival: poisson, rate_hz: 1}\n" STAGE,
                  "1:13: duration_s: ", "must be > 0, got 1e-400");
-    cr_expect_eq(sh("./vlsim run scenarios/tandem-mm1.yaml --duration 0 >/dev/null 2>&1"), 2);
-    cr_expect_eq(sh("./vlsim run scenarios/tandem-mm1.yaml --duration -1 >/dev/null 2>&1"), 2);
+    cr_expect_eq(kit_sh("./vlsim run scenarios/tandem-mm1.yaml --duration 0 >/dev/null 2>&1"), 2);
+    cr_expect_eq(kit_sh("./vlsim run scenarios/tandem-mm1.yaml --duration -1 >/dev/null 2>&1"), 2);
 }
 
 /* ---- YAML structure: nesting, aliases, size, bytes ----------------------- */
@@ -592,7 +581,7 @@ Test(hostile, huge_files)
     /* vlsim run: exit 2, the message on stderr, nothing written */
     char out[128];
     snprintf(out, sizeof out, "%s/out.json", tmp);
-    cr_expect_eq(sh("./vlsim run %s --json %s 2>%s/err.txt", path, out, tmp), 2);
+    cr_expect_eq(kit_sh("./vlsim run %s --json %s 2>%s/err.txt", path, out, tmp), 2);
     snprintf(cmd, sizeof cmd, "%s/err.txt", tmp);
     cr_expect(strstr(read_text(cmd), "file is larger than 16 MiB") != NULL, "%s", read_text(cmd));
     cr_expect_neq(access(out, F_OK), 0, "an output was written");
@@ -653,9 +642,65 @@ Test(hostile, cli_exit_2)
     snprintf(path, sizeof path, "%s/s.yaml", tmp);
     static const char s[] = PERIODIC("2000000000", "10") STAGE;
     write_file(path, s, strlen(s));
-    cr_expect_eq(sh("./vlsim run %s 2>%s/err.txt", path, tmp), 2);
+    cr_expect_eq(kit_sh("./vlsim run %s 2>%s/err.txt", path, tmp), 2);
     snprintf(cmd, sizeof cmd, "%s/err.txt", tmp);
     char want[256];
     snprintf(want, sizeof want, "%s:2:40: workload.streams: must be <= 1000000", path);
     cr_expect(strstr(read_text(cmd), want) != NULL, "%s", read_text(cmd));
+}
+
+/* ---- the fleet, rollout and command-line bounds ----------------------------
+ * The traffic profile keeps state per session, the autoscaler per GPU, and
+ * the trace file is read whole: the same limits as streams, GPUs and sample
+ * files. The command line's --duration and --replications obey the limits
+ * of duration_s and replications. Columns counted from the texts. */
+#define PROFILE_HEAD "duration_s: 10\nworkload: {arrival: periodic, streams: 1, fps: 1,\n"
+#define SESSION "session_s: {dist: exponential, mean: 600}"
+#define FLEET_TAIL "cluster: {gpus: 1}\nstages:\n  - {name: a, on: gpu, service: {dist: constant, ms: 1}}\n"
+#define FLEET PROFILE_HEAD "  profile: {kind: diurnal, peak_streams: 10, trough_streams: 1, " SESSION "}}\n" FLEET_TAIL
+
+Test(hostile, fleet_and_rollout_bounds)
+{
+    double rss0 = peak_rss_mib();
+    expect_error(PROFILE_HEAD "  profile: {kind: diurnal, peak_streams: 2000000000, trough_streams: 1,\n"
+                 "            " SESSION "}}\n" STAGE,
+                 "3:42: workload.profile.peak_streams: ", "must be <= 1000000 (state is kept per session)");
+    expect_error(PROFILE_HEAD "  profile: {kind: steps, steps: [{at_s: 10, streams: 2e9}],\n"
+                 "            " SESSION "}}\n" STAGE,
+                 "3:54: workload.profile.steps[0].streams: ", "must be <= 1000000");
+    expect_error(PROFILE_HEAD "  profile: {kind: diurnal, peak_streams: 10, trough_streams: 1,\n"
+                 "            session_s: {dist: exponential, mean: 0.5}}}\n" STAGE,
+                 "4:24: workload.profile.session_s: ", "sessions must last 1 s or more on average");
+    /* a trace that never ends (/dev/zero) is refused at the sample-file limit */
+    expect_error(PROFILE_HEAD "  profile: {kind: trace, trace: /dev/zero, " SESSION "}}\n" STAGE,
+                 "3:33: workload.profile.trace: ", "is larger than 64 MiB");
+    expect_error(FLEET "autoscale: {min_gpus: 1, max_gpus: 4, cold_start_s: {dist: constant, "
+                 "value: 200}, sla_window_s: 0.5}\n",
+                 "7:97: autoscale.sla_window_s: ", "must be >= 1");
+    expect_error(FLEET "autoscale: {min_gpus: 1, max_gpus: 4, warm_pool: 100000, cold_start_s: "
+                 "{dist: constant, value: 200}}\n",
+                 "7:50: autoscale.warm_pool: ", "must be <= 4096 (state is kept per GPU)");
+    expect_error(FLEET "canary: {variant: {stages: {a: {service_scale: 1.2}}}, "
+                 "steps: [{pct: 1, hold_s: 1e12}]}\n",
+                 "7:81: canary.steps[0].hold_s: ", "must be <= 1000000000");
+    cr_expect(peak_rss_mib() - rss0 < 160, "peak RSS grew by %.0f MiB", peak_rss_mib() - rss0);
+
+    /* the same scenario within the limits loads */
+    scenario_cfg c;
+    expect_loads(FLEET "autoscale: {min_gpus: 1, max_gpus: 4, cold_start_s: {dist: constant, "
+                 "value: 200}, sla_window_s: 60}\n", &c);
+    cfg_free(&c);
+
+    cr_expect_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --duration 1e308 -q 2>%s/e1", tmp), 2);
+    cr_expect_eq(kit_sh("grep -q 'expected seconds > 0 and <= 1e9' %s/e1", tmp), 0);
+    cr_expect_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --replications 2000000000 -q 2>%s/e2",
+                        tmp), 2);
+    cr_expect_eq(kit_sh("grep -q 'an integer from 1 to 100000' %s/e2", tmp), 0);
+    cr_expect_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --warmup 1e300 -q 2>/dev/null"), 2);
+    cr_expect_eq(kit_sh("./vlsim sweep scenarios/mmc-example.yaml --out %s/sw --duration 1e300 "
+                        "2>/dev/null", tmp), 2);
+    cr_expect_eq(kit_sh("./vlsim canary scenarios/canary-encoder.yaml --seed ' -5' 2>/dev/null"), 2);
+    char sw[128];
+    snprintf(sw, sizeof sw, "%s/sw", tmp);
+    cr_expect(!kit_exists(sw), "no sweep directory was made");
 }

@@ -683,7 +683,9 @@ Test(hostile, fleet_and_rollout_bounds)
     expect_error(FLEET "canary: {variant: {stages: {a: {service_scale: 1.2}}}, "
                  "steps: [{pct: 1, hold_s: 1e12}]}\n",
                  "7:81: canary.steps[0].hold_s: ", "must be <= 1000000000");
-    cr_expect(peak_rss_mib() - rss0 < 160, "peak RSS grew by %.0f MiB", peak_rss_mib() - rss0);
+    /* the trace is read whole up to its 64 MiB limit (ASan keeps freed blocks) */
+    cr_expect(peak_rss_mib() - rss0 < (SANITIZED ? 400 : 160), "peak RSS grew by %.0f MiB",
+              peak_rss_mib() - rss0);
 
     /* the same scenario within the limits loads */
     scenario_cfg c;

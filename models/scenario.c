@@ -762,26 +762,39 @@ static int sample_line(loader *ld, const yaml_node_t *fnode, const char *path,
     return 1;
 }
 
+/* The data file named by fnode (a sample file, a trace), read whole into
+ * *buf (malloc'd, *blen bytes) up to SCN_MAX_SAMPLE_BYTES; relative names
+ * resolve against the scenario's directory. *fname is the name as written,
+ * for messages. 0, or -1 with the error reported at fnode. */
+static int read_data_file(loader *ld, const yaml_node_t *fnode, const char *path,
+                          const char **fname, char **buf, size_t *blen)
+{
+    if (read_string(ld, fnode, path, fname))
+        return -1;
+    char full[4096];
+    int len = (*fname)[0] == '/' ? snprintf(full, sizeof full, "%s", *fname)
+                                 : snprintf(full, sizeof full, "%s/%s", ld->basedir, *fname);
+    if (len < 0 || (size_t)len >= sizeof full)
+        return fail(ld, fnode, path, "path too long");
+    int e = 0;
+    *buf = slurp_file(full, SCN_MAX_SAMPLE_BYTES, blen, &e);
+    if (!*buf && e == EFBIG)
+        return fail(ld, fnode, path, "%s is larger than %zu MiB", full, SCN_MAX_SAMPLE_BYTES >> 20);
+    if (!*buf)
+        return fail(ld, fnode, path, "cannot open %s: %s", full, strerror(e));
+    return 0;
+}
+
 /* Read the sample file named by fnode (one value in ms per line) into
  * *values; relative names resolve against the scenario's directory. */
 static int read_samples(loader *ld, const yaml_node_t *fnode, const char *path,
                         double **values, size_t *n)
 {
     const char *fname = "";
-    if (read_string(ld, fnode, path, &fname))
-        return -1;
-    char full[4096];
-    int len = fname[0] == '/' ? snprintf(full, sizeof full, "%s", fname)
-                              : snprintf(full, sizeof full, "%s/%s", ld->basedir, fname);
-    if (len < 0 || (size_t)len >= sizeof full)
-        return fail(ld, fnode, path, "path too long");
+    char *buf = NULL;
     size_t blen = 0;
-    int e = 0;
-    char *buf = slurp_file(full, SCN_MAX_SAMPLE_BYTES, &blen, &e);
-    if (!buf && e == EFBIG)
-        return fail(ld, fnode, path, "%s is larger than %zu MiB", full, SCN_MAX_SAMPLE_BYTES >> 20);
-    if (!buf)
-        return fail(ld, fnode, path, "cannot open %s: %s", full, strerror(e));
+    if (read_data_file(ld, fnode, path, &fname, &buf, &blen))
+        return -1;
 
     double *vals = NULL;
     size_t count = 0, cap = 0, lineno = 0;
@@ -3144,20 +3157,10 @@ static int read_trace(loader *ld, const yaml_node_t *fnode, const char *path, pr
 {
     char show[SCN_SHOW_LEN + 16];
     const char *fname = "";
-    if (read_string(ld, fnode, path, &fname))
-        return -1;
-    char full[4096];
-    int len = fname[0] == '/' ? snprintf(full, sizeof full, "%s", fname)
-                              : snprintf(full, sizeof full, "%s/%s", ld->basedir, fname);
-    if (len < 0 || (size_t)len >= sizeof full)
-        return fail(ld, fnode, path, "path too long");
+    char *buf = NULL;
     size_t blen = 0;
-    int e = 0;
-    char *buf = slurp_file(full, SCN_MAX_SAMPLE_BYTES, &blen, &e);
-    if (!buf && e == EFBIG)
-        return fail(ld, fnode, path, "%s is larger than %zu MiB", full, SCN_MAX_SAMPLE_BYTES >> 20);
-    if (!buf)
-        return fail(ld, fnode, path, "cannot open %s: %s", full, strerror(e));
+    if (read_data_file(ld, fnode, path, &fname, &buf, &blen))
+        return -1;
     FILE *f = fmemopen(buf, blen ? blen : 1, "r");   /* (an empty buffer may not open) */
     if (f && blen == 0)
         fseek(f, 0, SEEK_END);                           /* nothing to read: "no points" */
@@ -3226,7 +3229,7 @@ static int read_trace(loader *ld, const yaml_node_t *fnode, const char *path, pr
         pc->trace_n[pc->ntrace++] = v;
     }
     if (rc == 0 && ferror(f))
-        rc = fail(ld, fnode, path, "cannot read %s: %s", full, strerror(errno ? errno : EIO));
+        rc = fail(ld, fnode, path, "cannot read %s: %s", fname, strerror(errno ? errno : EIO));
     if (rc == 0 && pc->ntrace == 0)
         rc = fail(ld, fnode, path, "%s: no points (expected lines \"t_s,streams\")", fname);
     free(line);

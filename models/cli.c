@@ -137,14 +137,10 @@ const char *cli_template_dir(char *buf, size_t n)
 
 enum { OUT_JSON, OUT_CSV, OUT_PROM, OUT_N };
 
-#define CLI_MAX_SET 64
-
 typedef struct {
     const char *file;
     const char *out[OUT_N];
-    scn_override set[CLI_MAX_SET];   /* --set KEY=VALUE, pointing into argv */
-    size_t nset;
-    char set_buf[CLI_MAX_SET][256];
+    cli_sets sets;                   /* --set KEY=VALUE */
     const char *plot_dir;
     bool force, quiet, have_seed;
     unsigned long long seed;
@@ -190,19 +186,9 @@ static int parse_run_args(int argc, char **argv, run_args *a)
             a->warmup = v;
             i++;
         } else if (!strcmp(o, "--set")) {
-            const char *eq = v ? strchr(v, '=') : NULL;
-            if (!eq || eq == v || strlen(v) >= sizeof a->set_buf[0])
-                return cli_bad("run", o, "KEY=VALUE", v);
-            if (a->nset == CLI_MAX_SET) {
-                fprintf(stderr, "vlsim run: at most %d --set options\n", CLI_MAX_SET);
-                return CLI_BAD_INPUT;
-            }
-            char *b = a->set_buf[a->nset];
-            snprintf(b, sizeof a->set_buf[0], "%s", v);
-            b[eq - v] = 0;                       /* split KEY=VALUE in place */
-            a->set[a->nset].key = b;
-            a->set[a->nset].value = b + (eq - v) + 1;
-            a->nset++;
+            int rc = cli_add_set(&a->sets, "run", v);
+            if (rc != 0)
+                return rc;
             i++;
         } else if (!strcmp(o, "--plot")) {
             if (!v || !*v)
@@ -215,21 +201,14 @@ static int parse_run_args(int argc, char **argv, run_args *a)
                 return cli_bad("run", o, "a file name or -", v);
             a->out[k] = v;
             i++;
-        } else if (o[0] == '-' && o[1]) {
-            fprintf(stderr, "vlsim run: unknown option %s (see vlsim run --help)\n", o);
-            return CLI_BAD_INPUT;
-        } else if (a->file) {
-            fprintf(stderr, "vlsim run: one scenario file at a time (got %s and %s)\n",
-                    a->file, o);
-            return CLI_BAD_INPUT;
         } else {
-            a->file = o;
+            int rc = cli_positional("run", o, &a->file);
+            if (rc != 0)
+                return rc;
         }
     }
-    if (!a->file) {
-        fputs("vlsim run: missing scenario FILE (see vlsim run --help)\n", stderr);
+    if (cli_need_file("run", a->file) != 0)
         return CLI_BAD_INPUT;
-    }
     int nstdout = 0;
     for (int k = 0; k < OUT_N; k++)
         nstdout += a->out[k] && !strcmp(a->out[k], "-");
@@ -293,7 +272,7 @@ static int cmd_run(int argc, char **argv)
 
     char err[2048];
     scenario_cfg cfg;
-    if (scn_load_ex(a.file, a.set, a.nset, &cfg, err, sizeof err) != 0) {
+    if (scn_load_ex(a.file, a.sets.set, a.sets.n, &cfg, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return CLI_BAD_INPUT;
     }

@@ -10,6 +10,7 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include "models/cli.h"
 #include "models/scenario.h"
 
@@ -69,6 +70,46 @@ int cli_seconds(const char *s, double *out, bool allow_zero)
 int cli_replications(const char *s, int *out)
 {
     return cli_int_range(s, 1, SCN_MAX_REPS, out);
+}
+
+int cli_add_set(cli_sets *s, const char *cmd, const char *v)
+{
+    const char *eq = v ? strchr(v, '=') : NULL;
+    if (!eq || eq == v || strlen(v) >= sizeof s->buf[0])
+        return cli_bad(cmd, "--set", "KEY=VALUE", v);
+    if (s->n == CLI_MAX_SET) {
+        fprintf(stderr, "vlsim %s: at most %d --set options\n", cmd, CLI_MAX_SET);
+        return CLI_BAD_INPUT;
+    }
+    char *b = s->buf[s->n];
+    snprintf(b, sizeof s->buf[0], "%s", v);
+    b[eq - v] = 0;                               /* split KEY=VALUE in place */
+    s->set[s->n].key = b;
+    s->set[s->n].value = b + (eq - v) + 1;
+    s->n++;
+    return 0;
+}
+
+int cli_positional(const char *cmd, const char *o, const char **file)
+{
+    if (o[0] == '-' && o[1]) {
+        fprintf(stderr, "vlsim %s: unknown option %s (see vlsim %s --help)\n", cmd, o, cmd);
+        return CLI_BAD_INPUT;
+    }
+    if (*file) {
+        fprintf(stderr, "vlsim %s: one scenario file at a time (got %s and %s)\n", cmd, *file, o);
+        return CLI_BAD_INPUT;
+    }
+    *file = o;
+    return 0;
+}
+
+int cli_need_file(const char *cmd, const char *file)
+{
+    if (file)
+        return 0;
+    fprintf(stderr, "vlsim %s: missing scenario FILE (see vlsim %s --help)\n", cmd, cmd);
+    return CLI_BAD_INPUT;
 }
 
 int cli_bad(const char *cmd, const char *opt, const char *want, const char *got)

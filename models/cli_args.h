@@ -9,6 +9,8 @@
 #define VL_CLI_ARGS_H
 
 #include <stdbool.h>
+#include <stddef.h>
+#include "models/scenario.h"
 
 /* An unsigned decimal integer (a seed). */
 int cli_u64(const char *s, unsigned long long *out);
@@ -25,6 +27,24 @@ int cli_seconds(const char *s, double *out, bool allow_zero);
 int cli_replications(const char *s, int *out);
 #define CLI_SECONDS_WANT "seconds > 0 and <= 1e9"
 #define CLI_REPS_WANT "an integer from 1 to 100000"
+/* The --set KEY=VALUE options of one command: each argument copied and
+ * split at its first '=', in the order given (scn_load_ex applies them). */
+#define CLI_MAX_SET 64
+typedef struct {
+    scn_override set[CLI_MAX_SET];
+    char buf[CLI_MAX_SET][256];
+    size_t n;
+} cli_sets;
+/* Add one --set argument v; 0, or CLI_BAD_INPUT with a message naming cmd
+ * (no '=', an empty key, too long, more than CLI_MAX_SET). */
+int cli_add_set(cli_sets *s, const char *cmd, const char *v);
+
+/* A non-option argument o: the scenario FILE. An unknown option (-x) or a
+ * second file is an error: CLI_BAD_INPUT with a message naming cmd; else 0. */
+int cli_positional(const char *cmd, const char *o, const char **file);
+/* After the arguments: 0 when the FILE was given, else CLI_BAD_INPUT. */
+int cli_need_file(const char *cmd, const char *file);
+
 /* Prints "vlsim CMD: OPT: expected WANT, got "GOT"" on stderr; returns
  * CLI_BAD_INPUT (2), the exit status for bad arguments. */
 int cli_bad(const char *cmd, const char *opt, const char *want, const char *got);

@@ -53,16 +53,13 @@ static const char *CANARY_USAGE =
     "exit status: 0 success, 2 bad input, 1 internal failure\n";
 
 #define CANARY_MAX_REG 16
-#define CANARY_MAX_SET 64
 
 typedef struct {
     const char *file, *json;
     char reg_stage[CANARY_MAX_REG][CFG_NAME_MAX];
     double reg_factor[CANARY_MAX_REG];
     int nreg;
-    scn_override set[CANARY_MAX_SET];
-    char set_buf[CANARY_MAX_SET][256];
-    size_t nset;
+    cli_sets sets;                   /* --set KEY=VALUE */
     int replications, threads;
     bool have_seed, force, quiet;
     unsigned long long seed;
@@ -115,39 +112,23 @@ static int parse_args(int argc, char **argv, canary_args *a)
                 return cli_bad("canary", o, CLI_SECONDS_WANT, v);
             i++;
         } else if (!strcmp(o, "--set")) {
-            const char *eq = v ? strchr(v, '=') : NULL;
-            if (!eq || eq == v || strlen(v) >= sizeof a->set_buf[0])
-                return cli_bad("canary", o, "KEY=VALUE", v);
-            if (a->nset == CANARY_MAX_SET) {
-                fprintf(stderr, "vlsim canary: at most %d --set options\n", CANARY_MAX_SET);
-                return CLI_BAD_INPUT;
-            }
-            char *b = a->set_buf[a->nset];
-            snprintf(b, sizeof a->set_buf[0], "%s", v);
-            b[eq - v] = 0;
-            a->set[a->nset].key = b;
-            a->set[a->nset].value = b + (eq - v) + 1;
-            a->nset++;
+            int rc = cli_add_set(&a->sets, "canary", v);
+            if (rc != 0)
+                return rc;
             i++;
         } else if (!strcmp(o, "--json")) {
             if (!v || !*v)
                 return cli_bad("canary", o, "a file name or -", v);
             a->json = v;
             i++;
-        } else if (o[0] == '-' && o[1]) {
-            fprintf(stderr, "vlsim canary: unknown option %s (see vlsim canary --help)\n", o);
-            return CLI_BAD_INPUT;
-        } else if (a->file) {
-            fprintf(stderr, "vlsim canary: one scenario file at a time (got %s and %s)\n", a->file, o);
-            return CLI_BAD_INPUT;
         } else {
-            a->file = o;
+            int rc = cli_positional("canary", o, &a->file);
+            if (rc != 0)
+                return rc;
         }
     }
-    if (!a->file) {
-        fputs("vlsim canary: missing scenario FILE (see vlsim canary --help)\n", stderr);
+    if (cli_need_file("canary", a->file) != 0)
         return CLI_BAD_INPUT;
-    }
     return 0;
 }
 
@@ -332,7 +313,7 @@ int cli_canary(int argc, char **argv)
         return rc < 0 ? CLI_OK : rc;
     char err[2048];
     scenario_cfg cfg;
-    if (scn_load_ex(a.file, a.set, a.nset, &cfg, err, sizeof err) != 0) {
+    if (scn_load_ex(a.file, a.sets.set, a.sets.n, &cfg, err, sizeof err) != 0) {
         fprintf(stderr, "%s\n", err);
         return CLI_BAD_INPUT;
     }

@@ -183,19 +183,14 @@ int cli_sweep(int argc, char **argv)
                 return cli_bad("sweep", a, "a non-negative integer", v);
             o.sample_seed = s;
             i++;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "vlsim sweep: unknown option %s (see vlsim sweep --help)\n", a);
+        } else if (cli_positional("sweep", a, &file) != 0) {
             return CLI_BAD_INPUT;
-        } else if (file) {
-            fprintf(stderr, "vlsim sweep: one scenario file at a time (got %s and %s)\n", file, a);
-            return CLI_BAD_INPUT;
-        } else {
-            file = a;
         }
     }
-    if (!file || !o.out_dir) {
-        fprintf(stderr, "vlsim sweep: %s (see vlsim sweep --help)\n",
-                !file ? "missing scenario FILE" : "missing --out DIR");
+    if (cli_need_file("sweep", file) != 0)
+        return CLI_BAD_INPUT;
+    if (!o.out_dir) {
+        fputs("vlsim sweep: missing --out DIR (see vlsim sweep --help)\n", stderr);
         return CLI_BAD_INPUT;
     }
     if (o.sample != SWEEP_GRID && o.nsamples == 0) {
@@ -302,20 +297,12 @@ int cli_capacity(int argc, char **argv)
             if (cli_pos_double(v, &o.max_rate_hz, false))
                 return cli_bad("capacity", a, "a rate in Hz > 0", v);
             i++;
-        } else if (a[0] == '-' && a[1]) {
-            fprintf(stderr, "vlsim capacity: unknown option %s (see vlsim capacity --help)\n", a);
+        } else if (cli_positional("capacity", a, &file) != 0) {
             return CLI_BAD_INPUT;
-        } else if (file) {
-            fprintf(stderr, "vlsim capacity: one scenario file at a time\n");
-            return CLI_BAD_INPUT;
-        } else {
-            file = a;
         }
     }
-    if (!file) {
-        fputs("vlsim capacity: missing scenario FILE (see vlsim capacity --help)\n", stderr);
+    if (cli_need_file("capacity", file) != 0)
         return CLI_BAD_INPUT;
-    }
     char err[2048];
     sweep_axis over;
     if (over_spec && sweep_axis_parse(over_spec, &over, err, sizeof err) != 0) {

@@ -57,7 +57,6 @@ static const char *WARMPOOL_USAGE =
 
 #define WP_MAX_POOLS 32
 #define WP_MAX_VALUES 32
-#define WP_MAX_SET 64
 
 typedef struct {
     int pool;
@@ -75,9 +74,7 @@ typedef struct {
     char axis_key[128];
     char axis_vals[WP_MAX_VALUES][32];
     int naxis;
-    scn_override set[WP_MAX_SET];
-    char set_buf[WP_MAX_SET][256];
-    size_t nset;
+    cli_sets sets;                   /* --set KEY=VALUE */
     int replications, threads;
     double duration_s;
     bool have_seed, force, quiet;
@@ -158,36 +155,23 @@ static int parse_args(int argc, char **argv, wp_args *a)
             a->have_seed = true;
             i++;
         } else if (!strcmp(o, "--set")) {
-            const char *eq = v ? strchr(v, '=') : NULL;
-            if (!eq || eq == v || strlen(v) >= sizeof a->set_buf[0] || a->nset == WP_MAX_SET)
-                return cli_bad("warmpool", o, "KEY=VALUE (at most 64)", v);
-            char *b = a->set_buf[a->nset];
-            snprintf(b, sizeof a->set_buf[0], "%s", v);
-            b[eq - v] = 0;
-            a->set[a->nset].key = b;
-            a->set[a->nset].value = b + (eq - v) + 1;
-            a->nset++;
+            int rc = cli_add_set(&a->sets, "warmpool", v);
+            if (rc != 0)
+                return rc;
             i++;
         } else if (!strcmp(o, "--json") || !strcmp(o, "--out")) {
             if (!v || !*v)
                 return cli_bad("warmpool", o, o[2] == 'j' ? "a file name or -" : "a directory", v);
             *(o[2] == 'j' ? &a->json : &a->out_dir) = v;
             i++;
-        } else if (o[0] == '-' && o[1]) {
-            fprintf(stderr, "vlsim warmpool: unknown option %s (see vlsim warmpool --help)\n", o);
-            return CLI_BAD_INPUT;
-        } else if (a->file) {
-            fprintf(stderr, "vlsim warmpool: one scenario file at a time (got %s and %s)\n",
-                    a->file, o);
-            return CLI_BAD_INPUT;
         } else {
-            a->file = o;
+            int rc = cli_positional("warmpool", o, &a->file);
+            if (rc != 0)
+                return rc;
         }
     }
-    if (!a->file) {
-        fputs("vlsim warmpool: missing scenario FILE (see vlsim warmpool --help)\n", stderr);
+    if (cli_need_file("warmpool", a->file) != 0)
         return CLI_BAD_INPUT;
-    }
     return 0;
 }
 
@@ -195,11 +179,11 @@ static int parse_args(int argc, char **argv, wp_args *a)
 static int load_point(const wp_args *a, int pool, int axis, scenario_cfg *cfg, char *err,
                       size_t errlen)
 {
-    scn_override ov[WP_MAX_SET + 2];
+    scn_override ov[CLI_MAX_SET + 2];
     size_t n = 0;
     char pv[16];
-    for (size_t k = 0; k < a->nset; k++)
-        ov[n++] = a->set[k];
+    for (size_t k = 0; k < a->sets.n; k++)
+        ov[n++] = a->sets.set[k];
     snprintf(pv, sizeof pv, "%d", pool);
     ov[n++] = (scn_override){ "autoscale.warm_pool", pv };
     if (a->naxis)

@@ -1993,11 +1993,34 @@ static int check_stage_flow(loader *ld, const yaml_node_t *list, const scenario_
 
 /* cpu: {cores: K, wake_ms: W, stages: [NAME, ...]} (see cpu_cfg). Without
  * `stages` every stage's threads share the cores. */
+/* The index of the stage called name, written at node n (path names it in
+ * messages); -1 with an "unknown stage" error (and a did-you-mean) if none. */
+static int stage_named(loader *ld, const yaml_node_t *n, const char *path,
+                       const scenario_cfg *c, const char *name)
+{
+    char show[SCN_SHOW_LEN + 16], all[512];
+    const char *names[CFG_MAX_STAGES + 1];
+    for (int s = 0; s < c->nstages; s++) {
+        if (strcmp(c->stages[s].name, name) == 0)
+            return s;
+        names[s] = c->stages[s].name;
+    }
+    names[c->nstages] = NULL;
+    const char *guess = closest(name, names);
+    if (guess)
+        fail(ld, n, path, "unknown stage %s; did you mean '%s'?", quoted(name, show, sizeof show),
+             guess);
+    else
+        fail(ld, n, path, "unknown stage %s; stages: %s", quoted(name, show, sizeof show),
+             joined(names, all, sizeof all));
+    return -1;
+}
+
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
     static const char *const keys[] = {"cores", "wake_ms", "stages", "speedup", NULL};
     const char *path = "cpu";
-    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16], all[512];
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
     const yaml_node_t *v;
     cpu_cfg *u = &c->cpu;
     if (check_keys(ld, map, path, "a mapping such as {cores: 2, wake_ms: 0.02}", keys))
@@ -2030,10 +2053,6 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
     const yaml_node_t *list = get(ld, map, "stages");
     if (!list)
         return 0;
-    const char *names[CFG_MAX_STAGES + 1];
-    for (int s = 0; s < c->nstages; s++)
-        names[s] = c->stages[s].name;
-    names[c->nstages] = NULL;
     if (list->type != YAML_SEQUENCE_NODE)
         return fail(ld, list, "cpu.stages", "expected a list of stage names such as [decode, "
                     "encode], got %s", describe(list, show, sizeof show));
@@ -2047,17 +2066,9 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
         path_index(ipath, "cpu.stages", i);
         if (read_string(ld, e, ipath, &name))
             return -1;
-        int s = 0;
-        while (s < c->nstages && strcmp(c->stages[s].name, name) != 0)
-            s++;
-        if (s == c->nstages) {
-            const char *guess = closest(name, names);
-            if (guess)
-                return fail(ld, e, ipath, "unknown stage %s; did you mean '%s'?",
-                            quoted(name, show, sizeof show), guess);
-            return fail(ld, e, ipath, "unknown stage %s; stages: %s",
-                        quoted(name, show, sizeof show), joined(names, all, sizeof all));
-        }
+        int s = stage_named(ld, e, ipath, c, name);
+        if (s < 0)
+            return -1;
         if (u->stage_mask >> s & 1)
             return fail(ld, e, ipath, "stage %s is listed twice", quoted(name, show, sizeof show));
         u->stage_mask |= (uint64_t)1 << s;
@@ -2071,11 +2082,7 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 static int read_pool_stages(loader *ld, const yaml_node_t *list, const char *path,
                             const scenario_cfg *c, pool_cfg *p)
 {
-    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16], all[512];
-    const char *names[CFG_MAX_STAGES + 1];
-    for (int s = 0; s < c->nstages; s++)
-        names[s] = c->stages[s].name;
-    names[c->nstages] = NULL;
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
     if (list->type != YAML_SEQUENCE_NODE)
         return fail(ld, list, path, "expected a list of stage names such as [encode, reduce], "
                     "got %s", describe(list, show, sizeof show));
@@ -2088,17 +2095,9 @@ static int read_pool_stages(loader *ld, const yaml_node_t *list, const char *pat
         path_index(ipath, path, i);
         if (read_string(ld, v, ipath, &name))
             return -1;
-        int s = 0;
-        while (s < c->nstages && strcmp(c->stages[s].name, name) != 0)
-            s++;
-        if (s == c->nstages) {
-            const char *guess = closest(name, names);
-            if (guess)
-                return fail(ld, v, ipath, "unknown stage %s; did you mean '%s'?",
-                            quoted(name, show, sizeof show), guess);
-            return fail(ld, v, ipath, "unknown stage %s; stages: %s",
-                        quoted(name, show, sizeof show), joined(names, all, sizeof all));
-        }
+        int s = stage_named(ld, v, ipath, c, name);
+        if (s < 0)
+            return -1;
         if (c->stages[s].on != RES_GPU)
             return fail(ld, v, ipath, "stage %s runs on workers; only on: gpu stages go in pools",
                         quoted(name, show, sizeof show));
@@ -2348,11 +2347,7 @@ static int read_quality(loader *ld, const yaml_node_t *map, const char *path,
                         const scenario_cfg *c, degrade_cfg *d)
 {
     static const char *const keys[] = {"scale", NULL};
-    char spath[SCN_PATH_LEN], kpath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16], all[512];
-    const char *names[CFG_MAX_STAGES + 1];
-    for (int s = 0; s < c->nstages; s++)
-        names[s] = c->stages[s].name;
-    names[c->nstages] = NULL;
+    char spath[SCN_PATH_LEN], kpath[SCN_PATH_LEN];
     if (check_keys(ld, map, path, "a mapping such as {scale: {encode: 0.5}}", keys))
         return -1;
     const yaml_node_t *scale = need(ld, map, path, "scale");
@@ -2382,17 +2377,9 @@ static int read_quality(loader *ld, const yaml_node_t *map, const char *path,
                             given_at(ld, k0, at, sizeof at));
             }
         }
-        int s = 0;
-        while (s < c->nstages && strcmp(c->stages[s].name, name) != 0)
-            s++;
-        if (s == c->nstages) {
-            const char *guess = closest(name, names);
-            if (guess)
-                return fail(ld, k, kpath, "unknown stage %s; did you mean '%s'?",
-                            quoted(name, show, sizeof show), guess);
-            return fail(ld, k, kpath, "unknown stage %s; stages: %s",
-                        quoted(name, show, sizeof show), joined(names, all, sizeof all));
-        }
+        int s = stage_named(ld, k, kpath, c, name);
+        if (s < 0)
+            return -1;
         if (read_double(ld, v, kpath, POSITIVE, &d->quality_scale[s]))
             return -1;
     }

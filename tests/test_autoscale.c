@@ -258,37 +258,6 @@ static void wp_teardown(void)
     cr_expect_eq(system(cmd), 0);
 }
 
-/* Every option warmpool --help lists appears in the manual page (as
- * test_cli.c checks for the other commands). */
-Test(autoscale, warmpool_help_matches_man_page)
-{
-    char *man = kit_slurp("models/vlsim.1");
-    cr_assert_not_null(man);
-    FILE *f = popen("./vlsim warmpool --help", "r");
-    cr_assert_not_null(f);
-    char line[512];
-    int options = 0;
-    while (fgets(line, sizeof line, f))
-        for (char *q = strstr(line, "--"); q; q = strstr(q + 2, "--")) {
-            char esc[160];
-            size_t n = 0, e = 0;
-            while (e + 3 < sizeof esc && (q[n] == '-' || (q[n] >= 'a' && q[n] <= 'z'))) {
-                if (q[n] == '-')
-                    esc[e++] = '\\';
-                esc[e++] = q[n++];
-            }
-            esc[e] = 0;
-            if (n < 3)
-                continue;
-            options++;
-            cr_expect(strstr(man, esc) != NULL, "warmpool --help lists %s; the man page does not",
-                      esc);
-        }
-    pclose(f);
-    cr_expect_geq(options, 10);
-    free(man);
-}
-
 Test(autoscale, warmpool_bad_input, .init = wp_setup, .fini = wp_teardown)
 {
     cr_expect_eq(kit_sh("./vlsim warmpool scenarios/default.yaml -q 2>/dev/null"), 2,

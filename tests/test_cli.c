@@ -282,12 +282,16 @@ Test(cli, sweep_frontier_capacity)
  * and `make install` puts the programs, scenarios and manual in place. */
 Test(cli, help_matches_man_page_and_install)
 {
-    static const char *cmds[] = { "run", "sweep", "capacity", "frontier", "plot", "canary" };
+    /* each command, and the fewest options its --help must list */
+    static const struct { const char *name; int min_options; } cmds[] = {
+        {"run", 2}, {"sweep", 2}, {"capacity", 2}, {"frontier", 2}, {"plot", 2}, {"canary", 2},
+        {"compare", 5}, {"sla", 5}, {"whatif", 5}, {"warmpool", 10},
+    };
     char *man = kit_slurp("models/vlsim.1");
     cr_assert_not_null(man);
     for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
         char cmd[64], line[512];
-        snprintf(cmd, sizeof cmd, "./vlsim %s --help", cmds[k]);
+        snprintf(cmd, sizeof cmd, "./vlsim %s --help", cmds[k].name);
         FILE *f = popen(cmd, "r");
         cr_assert_not_null(f);
         int options = 0;
@@ -308,11 +312,20 @@ Test(cli, help_matches_man_page_and_install)
                 esc[e] = 0;
                 options++;
                 cr_expect(strstr(man, esc) != NULL, "vlsim %s --help lists %s; the man page does not",
-                          cmds[k], opt);
+                          cmds[k].name, opt);
             }
         }
         pclose(f);
-        cr_expect_geq(options, 2, "no options found in vlsim %s --help", cmds[k]);
+        cr_expect_geq(options, cmds[k].min_options, "too few options found in vlsim %s --help",
+                      cmds[k].name);
+        char sect[64];                   /* its own section: .SH OPTIONS FOR RUN */
+        int len = snprintf(sect, sizeof sect, ".SH OPTIONS FOR ");
+        for (const char *c = cmds[k].name; *c && len + 1 < (int)sizeof sect; c++)
+            sect[len++] = (char)(*c - 'a' + 'A');
+        sect[len] = 0;
+        cr_expect(strstr(man, sect) != NULL, "the man page has no section %s", sect);
+        cr_expect_eq(kit_sh("./vlsim --help | grep -q '^  %s '", cmds[k].name), 0,
+                     "vlsim --help lacks %s", cmds[k].name);
     }
     free(man);
     cr_expect_eq(kit_sh("make -s install DESTDIR=%s/root PREFIX=/usr >/dev/null 2>&1", dir), 0);

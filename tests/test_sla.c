@@ -1,8 +1,8 @@
 /* test_sla.c — the SLA proposal (models/sla.c): the GPU search against a
  * scenario whose answer is known by hand, the default target ladder, the
  * refusals, and `vlsim sla` writing its Markdown atomically and never over
- * a file without --force; plus the --help/man page check for the three
- * planning commands (compare, sla, whatif). Runs from the repository root. */
+ * a file without --force (their --help against the man page is in
+ * test_cli.c). Runs from the repository root. */
 #include <criterion/criterion.h>
 #include <math.h>
 #include <stdarg.h>
@@ -19,15 +19,12 @@ static char dir[64];
 
 static void mk(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/vlsim-sla-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    kit_tmpdir(dir, sizeof dir, "sla");
 }
 
 static void rm(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_expect_eq(system(cmd), 0);
+    kit_rm_rf(dir);
 }
 
 TestSuite(sla, .init = mk, .fini = rm, .timeout = 120);
@@ -36,10 +33,7 @@ static const char *write_yaml(const char *name, const char *text)
 {
     static char path[128];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
+    kit_write_file(path, text);
     return path;
 }
 
@@ -233,45 +227,3 @@ Test(sla, cli_markdown_atomic_and_no_overwrite)
                     dir), 0);
 }
 
-/* As tests/test_cli.c does for run, sweep, ...: every option that compare,
- * sla and whatif list in --help appears in the manual page. */
-Test(sla, plan_help_matches_man_page)
-{
-    static const char *cmds[] = { "compare", "sla", "whatif" };
-    char *man = kit_slurp("models/vlsim.1");
-    cr_assert_not_null(man);
-    for (size_t k = 0; k < 3; k++) {
-        char cmd[64], line[512];
-        snprintf(cmd, sizeof cmd, "./vlsim %s --help", cmds[k]);
-        FILE *f = popen(cmd, "r");
-        cr_assert_not_null(f);
-        int options = 0;
-        while (fgets(line, sizeof line, f))
-            for (char *q = strstr(line, "--"); q; q = strstr(q + 2, "--")) {
-                char esc[160];
-                size_t n = 0, e = 0;
-                while (e + 3 < sizeof esc && (q[n] == '-' || (q[n] >= 'a' && q[n] <= 'z'))) {
-                    if (q[n] == '-')
-                        esc[e++] = '\\';
-                    esc[e++] = q[n++];
-                }
-                esc[e] = 0;
-                if (n < 3)
-                    continue;
-                options++;
-                cr_expect(strstr(man, esc) != NULL, "vlsim %s --help lists %.*s; the man page "
-                          "does not", cmds[k], (int)n, q);
-            }
-        pclose(f);
-        cr_expect_geq(options, 5, "no options found in vlsim %s --help", cmds[k]);
-        char sect[64];
-        snprintf(sect, sizeof sect, ".SH OPTIONS FOR %s", cmds[k]);
-        for (char *c = sect + 16; *c; c++)
-            *c = (char)(*c - 'a' + 'A');
-        cr_expect(strstr(man, sect) != NULL, "no section %s", sect);
-    }
-    for (size_t k = 0; k < 3; k++)
-        cr_expect_eq(kit_sh("./vlsim --help | grep -q '^  %s '", cmds[k]), 0, "vlsim --help lacks %s",
-                     cmds[k]);
-    free(man);
-}

@@ -20,15 +20,12 @@ static char dir[64];
 
 static void mk(void)
 {
-    snprintf(dir, sizeof dir, "/tmp/vlsim-whatif-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
+    kit_tmpdir(dir, sizeof dir, "whatif");
 }
 
 static void rm(void)
 {
-    char cmd[128];
-    snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
-    cr_expect_eq(system(cmd), 0);
+    kit_rm_rf(dir);
 }
 
 TestSuite(whatif, .init = mk, .fini = rm, .timeout = 120);
@@ -37,10 +34,7 @@ static const char *write_yaml(const char *name, const char *text)
 {
     static char path[128];
     snprintf(path, sizeof path, "%s/%s", dir, name);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
-    fputs(text, f);
-    fclose(f);
+    kit_write_file(path, text);
     return path;
 }
 

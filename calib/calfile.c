@@ -208,3 +208,21 @@ void calfile_now_utc(char *buf, size_t size)
     if (!gmtime_r(&t, &tm) || !strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm))
         snprintf(buf, size, "unknown");
 }
+
+void calfile_cpu_name(char *buf, size_t size)
+{
+    char line[512];
+    snprintf(buf, size, "unknown CPU");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f)
+        return;
+    while (fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            const char *v = strchr(line, ':') + 1;
+            while (*v == ' ' || *v == '\t')
+                v++;
+            snprintf(buf, size, "%.*s", (int)strcspn(v, "\n"), v);
+            break;
+        }
+    fclose(f);
+}

@@ -44,6 +44,8 @@ int calfile_samples_path(const char *yaml_path, char *buf, size_t size);
 /* The CSV header of that file (with its newline). */
 #define CALFILE_SAMPLES_HEADER "op,model,batch,tokens_in,tokens_out,new_tokens,cache_len,rep,ms\n"
 
+/* The CPU's model name (/proc/cpuinfo's first "model name"), or "unknown CPU". */
+void calfile_cpu_name(char *buf, size_t size);
 /* Now as ISO 8601 UTC ("2024-06-11T09:30:00Z") into buf. */
 void calfile_now_utc(char *buf, size_t size);
 

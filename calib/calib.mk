@@ -82,7 +82,7 @@ $(B)/libvlrealpipe.a: $(REALPIPE_LIB_SRCS:%.c=$(B)/%.o)
 $(A)/libvlrealpipe.a: $(REALPIPE_LIB_SRCS:%.c=$(A)/%.o)
 	rm -f $@ && ar rcs $@ $^
 
-$(B)/calib/realpipe/rp_pipe.o $(A)/calib/realpipe/rp_pipe.o: BASEFLAGS += $(AV_CFLAGS)
+$(patsubst %,$(B)/calib/realpipe/%.o,rp_pipe rp_ops) $(patsubst %,$(A)/calib/realpipe/%.o,rp_pipe rp_ops): BASEFLAGS += $(AV_CFLAGS)
 
 vlrealpipe: $(B)/calib/realpipe/rp_main.o $(B)/libvlrealpipe.a $(B)/calib/cuda_stub.o $(B)/libvlcalib.a $(B)/libvlsim.a
 	$(CC) $(CFLAGS) -o $@ $^ $(OPENBLAS_LIBS) $(AV_LIBS) $(LDLIBS)

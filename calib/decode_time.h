@@ -13,6 +13,7 @@
 #ifndef VL_CALIB_DECODE_TIME_H
 #define VL_CALIB_DECODE_TIME_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
 #include "calib/harness.h"
@@ -81,6 +82,15 @@ int dect_parse_resolution(const char *s, int *w, int *h);
  * "decode", the options follow. Prints the per-type table to out, messages
  * to err; returns the exit status (0 done, 2 bad usage or a failure), like
  * vlcalib_main. */
+/* The files vlcalib decode --out F.yaml writes (F.yaml, F.samples.csv,
+ * F.I.samples, F.P.samples, F.B.samples): dect_check_files says whether
+ * they may be written (an existing one needs force) before a run, and
+ * dect_write_files writes them from r, each atomically, with note (NULL
+ * or "": none) as a last comment line. 0, or -1 and a message. (In
+ * vlcalib_decode.c.) */
+int dect_check_files(const char *out, bool force, char *msg, size_t len);
+int dect_write_files(const char *out, const dect_params *p, const dect_result *r, const char *note,
+                     char *msg, size_t len);
 int vlcalib_decode_main(int argc, char **argv, FILE *out, FILE *err);
 
 #endif

@@ -144,35 +144,17 @@ static void write_table(FILE *f, const dect_params *p, const dect_result *r)
         fprintf(f, "(%d frames per pass of another picture type, not counted)\n", r->other);
 }
 
-static void cpu_name(char *buf, size_t size)
-{
-    char line[512];
-    snprintf(buf, size, "unknown CPU");
-    FILE *f = fopen("/proc/cpuinfo", "r");
-    if (!f)
-        return;
-    while (fgets(line, sizeof line, f))
-        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
-            const char *v = strchr(line, ':') + 1;
-            while (*v == ' ' || *v == '\t')
-                v++;
-            snprintf(buf, size, "%.*s", (int)strcspn(v, "\n"), v);
-            break;
-        }
-    fclose(f);
-}
-
 /* The calibration file (calib/README.md, "The calibration file"): one op
  * decode_video, one point per frame type that occurred (batch 1, other shape
  * fields 0, frame_type I | P | B). */
-static int build_calfile(const dect_params *p, const dect_result *r, calf_file *f, char *comment,
-                         size_t clen)
+static int build_calfile(const dect_params *p, const dect_result *r, const char *note, calf_file *f,
+                         char *comment, size_t clen)
 {
     char cpu[200], model[64], res[32];
     unsigned v = avcodec_version();
     memset(f, 0, sizeof *f);
     f->version = CALF_VERSION;
-    cpu_name(cpu, sizeof cpu);
+    calfile_cpu_name(cpu, sizeof cpu);
     snprintf(f->device.name, sizeof f->device.name, "%s (%ld CPUs online)", cpu, sysconf(_SC_NPROCESSORS_ONLN));
     snprintf(f->device.backend, sizeof f->device.backend, "cpu (libavcodec %s decoder, 1 thread)", p->codec);
     snprintf(f->device.driver, sizeof f->device.driver, "none (CPU)");
@@ -205,6 +187,10 @@ static int build_calfile(const dect_params *p, const dect_result *r, calf_file *
              r->encoder, strcmp(p->codec, "h264") ? "qscale" : "preset veryfast, crf", p->crf, p->width,
              p->height, p->fps, p->gop, p->bframes, r->frames, p->passes, p->passes == 1 ? "" : "es",
              p->seed, r->bytes);
+    if (note && *note) {
+        size_t used = strlen(comment);
+        snprintf(comment + used, clen - used, "\n%s", note);
+    }
     return 0;
 }
 
@@ -228,24 +214,47 @@ static int write_samples(FILE *f, const dect_params *p, const harness_result *h,
     return ferror(f) ? -1 : 0;
 }
 
+int dect_check_files(const char *out, bool force, char *msg, size_t len)
+{
+    char sp[PATH_LEN];
+    if (out_check(out, force, msg, len))
+        return -1;
+    if (calfile_samples_path(out, sp, sizeof sp)) {
+        snprintf(msg, len, "--out %s: name too long", out);
+        return -1;
+    }
+    if (out_check(sp, force, msg, len))
+        return -1;
+    for (int t = 0; t < DECT_NTYPES; t++) {
+        if (samples_path(out, (dect_type)t, sp, sizeof sp)) {
+            snprintf(msg, len, "--out %s: name too long", out);
+            return -1;
+        }
+        if (out_check(sp, force, msg, len))
+            return -1;
+    }
+    return 0;
+}
+
 /* Write every output; all are checked first, and none is left half written. */
-static int write_outputs(const dec_opts *o, const dect_result *r, char *msg, size_t len)
+int dect_write_files(const char *out, const dect_params *p, const dect_result *r, const char *note,
+                     char *msg, size_t len)
 {
     char sp[PATH_LEN];
     out_file of;
     memset(&of, 0, sizeof of);
-    if (out_open(&of, o->out, msg, len))
+    if (out_open(&of, out, msg, len))
         return -1;
     calf_file cf;
-    char comment[1024];
-    int bad = build_calfile(&o->p, r, &cf, comment, sizeof comment) || calfile_write(of.f, &cf, comment);
+    char comment[2048];
+    int bad = build_calfile(p, r, note, &cf, comment, sizeof comment) || calfile_write(of.f, &cf, comment);
     if (bad) {
         calf_free(&cf);
         out_abort(&of);
-        snprintf(msg, len, "%s: write error", o->out);
+        snprintf(msg, len, "%s: write error", out);
         return -1;
     }
-    if (out_commit(&of, msg, len) || calfile_samples_path(o->out, sp, sizeof sp)) {
+    if (out_commit(&of, msg, len) || calfile_samples_path(out, sp, sizeof sp)) {
         calf_free(&cf);
         return -1;
     }
@@ -266,11 +275,11 @@ static int write_outputs(const dec_opts *o, const dect_result *r, char *msg, siz
     for (int t = 0; t < DECT_NTYPES; t++) {
         if (r->type[t].n == 0)
             continue;
-        samples_path(o->out, (dect_type)t, sp, sizeof sp);   /* checked before the run */
+        samples_path(out, (dect_type)t, sp, sizeof sp);   /* checked before the run */
         memset(&of, 0, sizeof of);
         if (out_open(&of, sp, msg, len))
             return -1;
-        if (write_samples(of.f, &o->p, &r->type[t], (dect_type)t)) {
+        if (write_samples(of.f, p, &r->type[t], (dect_type)t)) {
             out_abort(&of);
             snprintf(msg, len, "%s: write error", sp);
             return -1;
@@ -302,28 +311,9 @@ int vlcalib_decode_main(int argc, char **argv, FILE *out, FILE *err)
             fprintf(err, "vlcalib decode: --out needs a file name (it writes sample files beside it)\n");
             return 2;
         }
-        char sp[PATH_LEN];
-        if (out_check(o.out, o.force, msg, sizeof msg)) {
+        if (dect_check_files(o.out, o.force, msg, sizeof msg)) {
             fprintf(err, "vlcalib decode: %s\n", msg);
             return 2;
-        }
-        if (calfile_samples_path(o.out, sp, sizeof sp)) {
-            fprintf(err, "vlcalib decode: --out %s: name too long\n", o.out);
-            return 2;
-        }
-        if (out_check(sp, o.force, msg, sizeof msg)) {
-            fprintf(err, "vlcalib decode: %s\n", msg);
-            return 2;
-        }
-        for (int t = 0; t < DECT_NTYPES; t++) {
-            if (samples_path(o.out, (dect_type)t, sp, sizeof sp)) {
-                fprintf(err, "vlcalib decode: --out %s: name too long\n", o.out);
-                return 2;
-            }
-            if (out_check(sp, o.force, msg, sizeof msg)) {
-                fprintf(err, "vlcalib decode: %s\n", msg);
-                return 2;
-            }
         }
     }
     dect_result r;
@@ -334,7 +324,7 @@ int vlcalib_decode_main(int argc, char **argv, FILE *out, FILE *err)
     write_table(out, &o.p, &r);
     int rc = 0;
     if (o.out) {
-        if (write_outputs(&o, &r, msg, sizeof msg)) {
+        if (dect_write_files(o.out, &o.p, &r, NULL, msg, sizeof msg)) {
             fprintf(err, "vlcalib decode: %s\n", msg);
             rc = 2;
         } else {

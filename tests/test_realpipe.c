@@ -18,11 +18,13 @@
 
 #include "calib/harness.h"
 #include "calib/wakeup.h"
+#include "calib/realpipe/rp_mix.h"
 #include "calib/realpipe/rp_params.h"
 #include "calib/realpipe/rp_scen.h"
 #include "calib/realpipe/rp_span.h"
 #include "calib/realpipe/rp_stats.h"
 #include "models/scenario.h"
+#include "tests/kit_files.h"
 
 #define D "tests/data/realpipe/"
 #define TOL 1e-9
@@ -354,4 +356,135 @@ Test(realpipe, wakeup_counts)
     cr_expect_eq(wake_measure(0, 10, &r, NULL, err, sizeof err), -1);
     cr_expect(strstr(err, "rounds"), "%s", err);
     cr_expect_eq(wake_measure_busy(10, 0, 999, &r, err, sizeof err), -1);
+}
+
+/* The mix calibration's bookkeeping (rp_mix.h), counted by hand for
+ * 2 streams, keep every 2nd frame, GOP 4, batches 1..3, LLM decode batches
+ * 1..2, 3 timed rounds after 2 untimed:
+ *  - a round runs one cycle per batch size, so each encode/reduce/prefill
+ *    batch size gets one sample per timed round: 3;
+ *  - frame n is stream n mod 2, its frame seq = n / 2, kept when seq is even:
+ *    the kept frames are n = 0, 1, 4, 5, 8, 9, ..., the k-th (from 0) at
+ *    n = 4 (k / 2) + k mod 2. A cycle of batch b decodes until b more are
+ *    kept. The 2 untimed rounds keep 2 (1 + 2 + 3) = 12 frames, the last at
+ *    n = 4 * 5 + 1 = 21, so frames 0..21 are untimed; all 5 rounds keep 30,
+ *    the last at n = 4 * 14 + 1 = 57: frames 22..57 are timed, 36 of them;
+ *  - an I-frame is seq mod 4 = 0: seq 12, 16, 20, 24, 28 (n = 2 seq and
+ *    2 seq + 1, all within 22..57): 10 I-frames, 26 P-frames;
+ *  - the LLM decode batch runs 1, 2, 1, 2, ... over all 15 cycles; the timed
+ *    ones are cycles 6..14: batch 1 at the even ones (6, 8, 10, 12, 14): 5,
+ *    batch 2: 4.
+ * Then both files read back as calibration files with those points and
+ * shapes, and the scenario written from them loads. */
+Test(realpipe, mixcal_counts_and_files, .timeout = 120)
+{
+    rp_params p;
+    rp_params_default(&p);
+    p.streams = 2;
+    p.gop = 4;
+    p.max_batch = 3;
+    p.decode_max_batch = 2;
+    rp_mix_result r;
+    char err[1024] = "";
+    cr_assert_eq(rp_mix_run(&p, 3, &r, err, sizeof err), 0, "%s", err);
+    for (int b = 0; b < 3; b++) {
+        cr_expect_eq(r.encode[b].n, 3, "encode batch %d", b + 1);
+        cr_expect_eq(r.reduce[b].n, 3, "reduce batch %d", b + 1);
+        cr_expect_eq(r.prefill[b].n, 3, "prefill batch %d", b + 1);
+    }
+    cr_expect_eq(r.encode[3].n, 0);
+    cr_expect_eq(r.llm_decode[0].n, 5);
+    cr_expect_eq(r.llm_decode[1].n, 4);
+    cr_expect_eq(r.decode_i.n, 10);
+    cr_expect_eq(r.decode_p.n, 26);
+    cr_expect(r.decode_i.mean > r.decode_p.mean, "an I-frame decodes slower than a P-frame");
+
+    char dir[64], tiny[128], dec[128];
+    kit_tmpdir(dir, sizeof dir, "mixcal");
+    snprintf(tiny, sizeof tiny, "%s/mix-tiny.yaml", dir);
+    snprintf(dec, sizeof dec, "%s/mix-dec.yaml", dir);
+    cr_assert_eq(rp_mix_check(tiny, dec, false, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(rp_mix_save(&p, &r, 3, tiny, dec, err, sizeof err), 0, "%s", err);
+    cr_expect_neq(rp_mix_check(tiny, dec, false, err, sizeof err), 0, "existing files need force");
+    calf_file ft, fd;
+    cr_assert_eq(calf_read(tiny, &ft, err, sizeof err), 0, "%s", err);
+    const char *ops[] = {"encode", "reduce", "prefill", "decode"};
+    int npts[] = {3, 3, 3, 2};
+    for (int k = 0; k < 4; k++) {
+        const calf_op *o = calf_find(&ft, ops[k], "tiny");
+        cr_assert_not_null(o, "op %s", ops[k]);
+        cr_expect_eq(o->npoints, npts[k], "op %s", ops[k]);
+    }
+    const calf_op *pre = calf_find(&ft, "prefill", "tiny");
+    for (int j = 0; j < pre->npoints; j++) {
+        cr_expect_eq(pre->points[j].new_tokens, (j + 1) * p.keep_tokens);
+        cr_expect_eq(pre->points[j].cache_len, p.prefill_cache);
+    }
+    const calf_op *red = calf_find(&ft, "reduce", "tiny");
+    cr_expect_eq(red->points[2].tokens_out, p.keep_tokens);
+    cr_expect_eq(red->points[2].batch, 3);
+    const calf_op *enc = calf_find(&ft, "encode", "tiny");
+    cr_expect(fabs(enc->points[1].mean_ms - r.encode[1].mean) < 1e-5, "the file holds the mix's mean");
+    cr_expect_eq(calf_find(&ft, "decode", "tiny")->points[1].cache_len, p.decode_cache);
+    calf_free(&ft);
+    cr_assert_eq(calf_read(dec, &fd, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(fd.nops, 1);
+    cr_expect_str_eq(fd.ops[0].op, "decode_video");
+    cr_assert_eq(fd.ops[0].npoints, 2);
+    cr_expect_eq(fd.ops[0].points[0].n + fd.ops[0].points[1].n, 36);
+    calf_free(&fd);
+
+    /* the scenario from the two files loads, its encode table the mix's means */
+    rp_capacity cap;
+    cr_assert_eq(rp_capacity_of(&p, tiny, dec, &cap, err, sizeof err), 0, "%s", err);
+    cr_expect(fabs(cap.encode_ms - r.encode[0].mean) < 1e-5);
+    char scen[160];
+    snprintf(scen, sizeof scen, "%s/s.yaml", dir);
+    FILE *f = fopen(scen, "w");
+    cr_assert_not_null(f);
+    rp_scenario_write(f, &p, tiny, dec, &cap, 10, 1);
+    fclose(f);
+    scenario_cfg c;
+    int rc = scn_load(scen, &c, err, sizeof err);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_expect(fabs(cfg_table_ms(&c.stages[2].table, 2) - r.encode[1].mean) < 1e-5);
+    cfg_free(&c);
+    rp_mix_result_free(&r);
+    kit_rm_rf(dir);
+}
+
+/* vlcalib wakeup --ring: the speed-up list is the ring's busy medians over
+ * the first one's, so speedup[0] is 1 and speedup[1] = b2 / b1, recomputed
+ * here from the printed ring_busy (4 decimals each, so to 1e-3); a bad
+ * --ring-reps is refused with exit status 2. */
+Test(realpipe, wakeup_ring_speedup_is_net_of_the_handoff, .timeout = 60)
+{
+    char *argv[] = {"wakeup", "--rounds", "200", "--ring", "2", "--ring-reps", "1"};
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    cr_assert_not_null(out);
+    int rc = vlcalib_wakeup_main((int)(sizeof argv / sizeof argv[0]), argv, out, stderr);
+    fclose(out);
+    cr_assert_eq(rc, 0);
+    double b1 = 0, b2 = 0, s1 = 0, s2 = 0;
+    const char *rb = strstr(buf, "\nring_busy: ["), *sp = strstr(buf, "\nspeedup: [");
+    cr_assert(rb && sp, "%s", buf);
+    cr_assert_eq(sscanf(rb, "\nring_busy: [%lf, %lf]", &b1, &b2), 2, "%s", buf);
+    cr_assert_eq(sscanf(sp, "\nspeedup: [%lf, %lf]", &s1, &s2), 2, "%s", buf);
+    cr_expect(b1 > 0.5 && b1 <= 1.0001, "one token keeps at most one core busy: %g", b1);
+    cr_expect_float_eq(s1, 1.0, 1e-9);
+    double want = b2 / b1 > 2 ? 2 : b2 / b1;
+    cr_expect(fabs(s2 - want) < 1e-3, "speedup[1] %g, ring_busy %g / %g = %g", s2, b2, b1, want);
+    free(buf);
+    char *bad[] = {"wakeup", "--ring", "2", "--ring-reps", "0"};
+    char *ebuf = NULL;
+    size_t elen = 0;
+    FILE *err = open_memstream(&ebuf, &elen);
+    cr_assert_not_null(err);
+    rc = vlcalib_wakeup_main(5, bad, stdout, err);
+    fclose(err);
+    cr_expect_eq(rc, 2);
+    cr_expect(strstr(ebuf, "--ring-reps"), "%s", ebuf);
+    free(ebuf);
 }

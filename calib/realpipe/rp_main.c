@@ -5,6 +5,8 @@
  *   vlrealpipe capacity  --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]
  *   vlrealpipe scenario  --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]
  *                        [--sim-duration S] [--sim-reps N] --out S.yaml [--force]
+ *   vlrealpipe mixcal    [PARAMS] [--rounds N] --out TINY.yaml --decode-out DEC.yaml
+ *                        [--calib TINY.yaml --decode-calib DEC.yaml] [--force]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--force] SPANS.csv...
  *
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "calib/realpipe/rp_params.h"
+#include "calib/realpipe/rp_mix.h"
 #include "calib/realpipe/rp_pipe.h"
 #include "calib/realpipe/rp_scen.h"
 #include "calib/realpipe/rp_span.h"
@@ -36,12 +39,19 @@ static void usage(FILE *f)
         "       vlrealpipe capacity --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]\n"
         "       vlrealpipe scenario --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]\n"
         "                           [--sim-duration S] [--sim-reps N] --out S.yaml [--force]\n"
+        "       vlrealpipe mixcal   [PARAMS] [--rounds N] --out TINY.yaml --decode-out DEC.yaml\n"
+        "                           [--calib TINY.yaml --decode-calib DEC.yaml] [--force]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--force] SPANS.csv...\n"
         "run: the real threaded pipeline (H.264 decode, sampler, tiny encoder, ToMe, prefill,\n"
         "queries -> decode -> response); one span per frame and stage to SPANS.csv.\n"
         "capacity: the frame rate each resource saturates at, from the calibration alone.\n"
         "scenario: the simulator's scenario of the same pipeline, from the calibration alone.\n"
+        "mixcal: the pipeline's ops timed on one thread in the order a frame meets them (no\n"
+        "threads, queues or schedule; rp_mix.h), as calibration files in vlcalib's formats:\n"
+        "the tiny model's ops (--out) and the clip's decode (--decode-out); --rounds N (60)\n"
+        "cycles over every batch size; with --calib/--decode-calib (vlcalib's back-to-back\n"
+        "files) it prints each op's mean in the mix over its mean there.\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err.\n"
         "PARAMS: --streams N (8) --fps X (30) --duration S (12) --warmup S (2) --seed N (1)\n"
@@ -100,9 +110,9 @@ static int read_wakeup(const char *path, double *ms, rp_params *p, char *err, si
 
 typedef struct {
     rp_params p;
-    const char *out, *calib, *dcalib, *sim, *spread, *cdf;
+    const char *out, *calib, *dcalib, *sim, *spread, *cdf, *dout;
     double load, sim_s;
-    int sim_reps;
+    int sim_reps, rounds;
     bool force;
     int nfiles;
     char **files;
@@ -114,6 +124,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
     rp_params_default(&o->p);
     o->sim_s = 120;
     o->sim_reps = 5;
+    o->rounds = 60;
     o->load = NAN;
     o->files = calloc((size_t)argc, sizeof *o->files);
     if (!o->files) {
@@ -141,7 +152,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             {"--warmup", 0, 1e6}, {"--seed", 0, 4e9}, {"--decode-workers", 1, 56},
             {"--keep-every", 1, 1e6}, {"--max-batch", 1, 64}, {"--batch-timeout-ms", 0, 1e6},
             {"--queries-per-min", 0, 1e6}, {"--cores", 1, 4096}, {"--wake-ms", 0, 1e3},
-            {"--load", 1e-6, 10}, {"--sim-duration", 1e-3, 1e7}, {"--sim-reps", 1, 1000}};
+            {"--load", 1e-6, 10}, {"--sim-duration", 1e-3, 1e7}, {"--sim-reps", 1, 1000},
+            {"--rounds", 1, 1e5}};
         int k = 0, nn = (int)(sizeof num / sizeof num[0]);
         while (k < nn && strcmp(a, num[k].name))
             k++;
@@ -151,7 +163,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
                          num[k].hi, v);
                 return -1;
             }
-            bool integer = k == 0 || k == 4 || k == 5 || k == 6 || k == 7 || k == 10 || k == 14;
+            bool integer = k == 0 || k == 4 || k == 5 || k == 6 || k == 7 || k == 10 || k == 14
+                           || k == 15;
             if (integer && x != floor(x)) {
                 snprintf(err, n, "%s must be an integer, not '%s'", a, v);
                 return -1;
@@ -171,7 +184,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             case 11: o->p.wake_ms = x; break;
             case 12: o->load = x; break;
             case 13: o->sim_s = x; break;
-            default: o->sim_reps = (int)x; break;
+            case 14: o->sim_reps = (int)x; break;
+            default: o->rounds = (int)x; break;
             }
         } else if (!strcmp(a, "--wakeup")) {
             if (read_wakeup(v, &o->p.wake_ms, &o->p, err, n))
@@ -182,6 +196,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             o->calib = v;
         } else if (!strcmp(a, "--decode-calib")) {
             o->dcalib = v;
+        } else if (!strcmp(a, "--decode-out")) {
+            o->dout = v;
         } else if (!strcmp(a, "--sim")) {
             o->sim = v;
         } else if (!strcmp(a, "--spread")) {
@@ -279,6 +295,90 @@ static int cmd_scenario(opts *o, char *err, size_t n)
     }
     free(tiny);
     free(dec);
+    return rc;
+}
+
+/* One line of mixcal's table: the mix's mean, and over the back-to-back
+ * calibration's mean at the same shape when there is one (ratio < 0: none). */
+static void mix_row(const char *op, const char *shape, const harness_result *h, double iso)
+{
+    if (h->n == 0)
+        return;
+    printf("%-12s %-18s %6d %9.4f %9.4f %9.4f", op, shape, h->n, h->mean, h->p50, h->p95);
+    if (iso > 0)
+        printf(" %9.4f %7.3f", iso, h->mean / iso);
+    printf("\n");
+}
+
+static int cmd_mixcal(opts *o, char *err, size_t n)
+{
+    if (!o->out || !o->dout) {
+        snprintf(err, n, "mixcal needs --out TINY.yaml and --decode-out DEC.yaml");
+        return -1;
+    }
+    if ((o->calib == NULL) != (o->dcalib == NULL)) {
+        snprintf(err, n, "mixcal compares with both --calib and --decode-calib, or neither");
+        return -1;
+    }
+    if (rp_mix_check(o->out, o->dout, o->force, err, n))
+        return -1;
+    calf_file ft, fd;
+    memset(&ft, 0, sizeof ft);
+    memset(&fd, 0, sizeof fd);
+    if (o->calib && (calf_read(o->calib, &ft, err, n) || calf_read(o->dcalib, &fd, err, n))) {
+        calf_free(&ft);
+        return -1;
+    }
+    rp_mix_result r;
+    int rc = -1;
+    if (rp_mix_run(&o->p, o->rounds, &r, err, n))
+        goto done;
+    if (rp_mix_save(&o->p, &r, o->rounds, o->out, o->dout, err, n)) {
+        rp_mix_result_free(&r);
+        goto done;
+    }
+    printf("# vlrealpipe mixcal: %d rounds in %.2f s; ms%s\n", o->rounds, r.seconds,
+           o->calib ? "; iso = back to back (--calib, --decode-calib), ratio = mix / iso" : "");
+    printf("%-12s %-18s %6s %9s %9s %9s%s\n", "op", "shape", "n", "mean", "p50", "p95",
+           o->calib ? "       iso   ratio" : "");
+    double iso_i = -1, iso_p = -1;
+    for (int k = 0; o->calib && k < fd.nops; k++)
+        for (int j = 0; !strcmp(fd.ops[k].op, "decode_video") && j < fd.ops[k].npoints; j++) {
+            if (!strcmp(fd.ops[k].points[j].frame_type, "I"))
+                iso_i = fd.ops[k].points[j].mean_ms;
+            if (!strcmp(fd.ops[k].points[j].frame_type, "P"))
+                iso_p = fd.ops[k].points[j].mean_ms;
+        }
+    mix_row("decode_video", "I-frame", &r.decode_i, iso_i);
+    mix_row("decode_video", "P-frame", &r.decode_p, iso_p);
+    char shape[64], msg[256];
+    const rp_params *p = &o->p;
+    for (int b = 1; b <= r.max_batch; b++) {
+        double e = -1, d = -1, f = -1;
+        if (o->calib && (rp_mean_at(&ft, o->calib, "encode", -1, -1, b, &e, msg, sizeof msg)
+                         || rp_mean_at(&ft, o->calib, "reduce", p->keep_tokens, -1, b, &d, msg, sizeof msg)
+                         || rp_mean_at(&ft, o->calib, "prefill", -1, p->prefill_cache,
+                                       b * p->keep_tokens, &f, msg, sizeof msg)))
+            e = d = f = -1;
+        snprintf(shape, sizeof shape, "batch %d", b);
+        mix_row("encode", shape, &r.encode[b - 1], e);
+        mix_row("reduce", shape, &r.reduce[b - 1], d);
+        snprintf(shape, sizeof shape, "%d tokens", b * p->keep_tokens);
+        mix_row("prefill", shape, &r.prefill[b - 1], f);
+    }
+    for (int b = 1; b <= r.decode_max_batch; b++) {
+        double e = -1;
+        if (o->calib && rp_mean_at(&ft, o->calib, "decode", -1, p->decode_cache, b, &e, msg, sizeof msg))
+            e = -1;
+        snprintf(shape, sizeof shape, "batch %d", b);
+        mix_row("decode", shape, &r.llm_decode[b - 1], e);
+    }
+    fprintf(stderr, "vlrealpipe mixcal: wrote %s and %s (and their samples files)\n", o->out, o->dout);
+    rp_mix_result_free(&r);
+    rc = 0;
+done:
+    calf_free(&ft);
+    calf_free(&fd);
     return rc;
 }
 
@@ -394,6 +494,8 @@ int main(int argc, char **argv)
         rc = cmd_capacity(&o, err, sizeof err);
     else if (!strcmp(cmd, "scenario"))
         rc = cmd_scenario(&o, err, sizeof err);
+    else if (!strcmp(cmd, "mixcal"))
+        rc = cmd_mixcal(&o, err, sizeof err);
     else if (!strcmp(cmd, "compare"))
         rc = cmd_compare(&o, err, sizeof err);
     else {

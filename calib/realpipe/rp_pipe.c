@@ -22,15 +22,9 @@
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
-#include <libavcodec/avcodec.h>
-
-#include "calib/cpu.h"
-#include "calib/decode_time.h"
-#include "calib/presets.h"
-#include "calib/weights.h"
+#include "calib/realpipe/rp_ops.h"
 
 #define POOL_SLOTS 1024          /* frames holding pixels or tokens at once */
-#define NTOK 49                  /* tiny: 56 / 8 = 7 x 7 patches */
 
 /* ---- time ---------------------------------------------------------------- */
 
@@ -74,18 +68,13 @@ static int32_t ring_pop(ring *r)
 /* ---- the context ------------------------------------------------------------ */
 
 typedef struct {
-    AVCodecContext *ctx;
-    AVFrame *frame;
-    pthread_mutex_t mu;        /* two workers never decode one stream at once */
-} stream_dec;
-
-typedef struct {
     const rp_params *p;
     rp_record *rec;
     int64_t t0;
     int nframes, nqueries;
     const dect_clip *clip;
-    stream_dec *dec;
+    rp_ops ops;                /* decoders and the executor's kernels (rp_ops.h) */
+    pthread_mutex_t *dec_mu;   /* per stream: two workers never decode one stream at once */
     int64_t *release;          /* per frame: nominal release time */
     /* frame pool: pixels [3][56][56], tokens [49][64], reduced [keep][64] */
     float *pool;
@@ -104,19 +93,15 @@ typedef struct {
     int failed;
     char err[256];
     /* executor */
-    weights_vision wv;
-    weights_llm wl;
-    cpu_kv kv_pre, kv_dec;
-    float *xin, *xout, *ws_v, *ws_l, *red_size;
-    void *ws_t;
     int32_t *batch;
+    float **bpix, **btok, **bred;  /* the batch's frames' buffers, max_batch each */
     int32_t *q_left;           /* per query: decode iterations left */
     int nq_used;
 } ctx_t;
 
 static float *slot_pix(ctx_t *c, int frame) { return c->pool + (size_t)c->slot_of[frame] * c->slot_floats; }
-static float *slot_tok(ctx_t *c, int frame) { return slot_pix(c, frame) + 3 * 56 * 56; }
-static float *slot_red(ctx_t *c, int frame) { return slot_tok(c, frame) + NTOK * 64; }
+static float *slot_tok(ctx_t *c, int frame) { return slot_pix(c, frame) + RP_PIX_FLOATS; }
+static float *slot_red(ctx_t *c, int frame) { return slot_tok(c, frame) + RP_TOK_FLOATS; }
 
 static int slot_take(ctx_t *c, int frame)
 {
@@ -208,25 +193,10 @@ static void *source_main(void *arg)
 
 /* ---- decode ----------------------------------------------------------------- */
 
-/* Luma sampled on the encoder's 56 x 56 grid, in all three channels. */
-static void to_pixels(const AVFrame *f, float *pix)
-{
-    for (int y = 0; y < 56; y++) {
-        const uint8_t *row = f->data[0] + (size_t)(y * f->height / 56) * (size_t)f->linesize[0];
-        for (int x = 0; x < 56; x++) {
-            float v = row[x * f->width / 56] * (1.0f / 255.0f);
-            pix[y * 56 + x] = v;
-            pix[56 * 56 + y * 56 + x] = v;
-            pix[2 * 56 * 56 + y * 56 + x] = v;
-        }
-    }
-}
-
 static void *decode_main(void *arg)
 {
     ctx_t *c = arg;
     quiet_thread();
-    const rp_params *p = c->p;
     for (;;) {
         pthread_mutex_lock(&c->dq_mu);
         while (c->dq.n == 0 && !atomic_load(&c->stop))
@@ -239,26 +209,17 @@ static void *decode_main(void *arg)
         pthread_mutex_unlock(&c->dq_mu);
         rp_span *sp = rp_fspan(c->rec, i, RP_DECODE);
         sp->start = now_rel(c);
-        stream_dec *d = &c->dec[c->rec->f_stream[i]];
-        const AVPacket *pkt = dect_clip_packet(c->clip, (int)(c->rec->f_seq[i] % (uint64_t)dect_clip_len(c->clip)));
-        pthread_mutex_lock(&d->mu);
-        int got = 0;
-        if (avcodec_send_packet(d->ctx, pkt) >= 0)
-            got = avcodec_receive_frame(d->ctx, d->frame) >= 0;
-        int have_slot = slot_take(c, i) == 0;
-        if (got && have_slot)
-            to_pixels(d->frame, slot_pix(c, i));
-        if (got)
-            av_frame_unref(d->frame);
-        pthread_mutex_unlock(&d->mu);
-        if (!have_slot) {
+        if (slot_take(c, i)) {
             fail(c, "frame pool exhausted (more than 1024 frames decoded and not yet encoded)");
             return NULL;
         }
+        int s = c->rec->f_stream[i];
+        pthread_mutex_lock(&c->dec_mu[s]);
+        rp_ops_decode(&c->ops, s, (long)c->rec->f_seq[i], slot_pix(c, i));
+        pthread_mutex_unlock(&c->dec_mu[s]);
         int64_t t = now_rel(c);
         sp->end = t;
         sp->outcome = RP_DONE;
-        (void)p;
         pthread_mutex_lock(&c->sq_mu);
         rp_fspan(c->rec, i, RP_SAMPLE)->enq = t;
         ring_push(&c->sq, i);
@@ -340,38 +301,14 @@ static int choose(ctx_t *c, int64_t t, int64_t *wake)
     return -1;
 }
 
-static void run_encode(ctx_t *c, int k)
+/* The batch's frames' buffers, for rp_ops. */
+static void batch_buffers(ctx_t *c, int k)
 {
-    for (int j = 0; j < k; j++)
-        memcpy(c->xin + (size_t)j * 3 * 56 * 56, slot_pix(c, c->batch[j]), 3 * 56 * 56 * sizeof(float));
-    cpu_vision_encode(&c->wv, k, c->xin, c->xout, c->ws_v);
-    for (int j = 0; j < k; j++)
-        memcpy(slot_tok(c, c->batch[j]), c->xout + (size_t)j * NTOK * 64, NTOK * 64 * sizeof(float));
-}
-
-static void run_reduce(ctx_t *c, int k)
-{
-    int kt = c->p->keep_tokens;
-    for (int j = 0; j < k; j++)
-        memcpy(c->xin + (size_t)j * NTOK * 64, slot_tok(c, c->batch[j]), NTOK * 64 * sizeof(float));
-    cpu_tome_reduce(k, NTOK, kt, 64, c->xin, NULL, c->xout, c->red_size, c->ws_t);
-    for (int j = 0; j < k; j++)
-        memcpy(slot_red(c, c->batch[j]), c->xout + (size_t)j * kt * 64, (size_t)kt * 64 * sizeof(float));
-}
-
-/* One sequence of k x keep_tokens new tokens at cache prefill_cache: the
- * calibration's prefill by tokens (new_tokens x batch). */
-static void run_prefill(ctx_t *c, int k)
-{
-    int kt = c->p->keep_tokens;
-    for (int j = 0; j < k; j++)
-        memcpy(c->xin + (size_t)j * kt * 64, slot_red(c, c->batch[j]), (size_t)kt * 64 * sizeof(float));
-    cpu_llm_prefill(&c->wl, &c->kv_pre, 0, c->p->prefill_cache, k * kt, c->xin, c->xout, c->ws_l);
-}
-
-static void run_decode_step(ctx_t *c, int b)
-{
-    cpu_llm_decode(&c->wl, &c->kv_dec, b, c->p->decode_cache, c->xin, c->xout, c->ws_l);
+    for (int j = 0; j < k; j++) {
+        c->bpix[j] = slot_pix(c, c->batch[j]);
+        c->btok[j] = slot_tok(c, c->batch[j]);
+        c->bred[j] = slot_red(c, c->batch[j]);
+    }
 }
 
 /* Hand the finished response-path item q to the response thread. */
@@ -423,11 +360,13 @@ static void *executor_main(void *arg)
             }
         }
         pthread_mutex_unlock(&c->xq_mu);
+        if (s != X_DECODE)
+            batch_buffers(c, k);
         switch (s) {
-        case X_DECODE:  run_decode_step(c, k); break;
-        case X_PREFILL: run_prefill(c, k); break;
-        case X_REDUCE:  run_reduce(c, k); break;
-        default:        run_encode(c, k); break;
+        case X_DECODE:  rp_ops_decode_step(&c->ops, k); break;
+        case X_PREFILL: rp_ops_prefill(&c->ops, k, c->bred); break;
+        case X_REDUCE:  rp_ops_reduce(&c->ops, k, c->btok, c->bred); break;
+        default:        rp_ops_encode(&c->ops, k, c->bpix, c->btok); break;
         }
         int64_t e = now_rel(c);
         pthread_mutex_lock(&c->xq_mu);
@@ -558,87 +497,31 @@ static int schedule(ctx_t *c, gsl_rng *rng, int64_t start)
     return 0;
 }
 
-static int setup_decoders(ctx_t *c, char *err, size_t errlen)
+/* The executor's batch bookkeeping and the per-stream decoder locks. */
+static int setup_executor(ctx_t *c)
 {
-    const AVCodec *codec = avcodec_find_decoder((enum AVCodecID)dect_clip_codec(c->clip));
-    if (!codec) {
-        snprintf(err, errlen, "libavcodec has no decoder for the clip");
-        return -1;
-    }
-    for (int j = 0; j < c->p->streams; j++) {
-        stream_dec *d = &c->dec[j];
-        pthread_mutex_init(&d->mu, NULL);
-        d->ctx = avcodec_alloc_context3(codec);
-        d->frame = av_frame_alloc();
-        if (!d->ctx || !d->frame) {
-            snprintf(err, errlen, "out of memory");
-            return -1;
-        }
-        d->ctx->log_level_offset = 64;    /* quiet (concealment after a dropped frame) */
-        d->ctx->thread_count = 1;         /* as vlcalib decode timed it */
-        if (avcodec_open2(d->ctx, codec, NULL) < 0) {
-            snprintf(err, errlen, "cannot open the decoder");
-            return -1;
-        }
-    }
-    return 0;
-}
-
-static int setup_executor(ctx_t *c, char *err, size_t errlen)
-{
-    const rp_params *p = c->p;
-    const preset_model *m = preset_find("tiny");
-    if (!m) {
-        snprintf(err, errlen, "no preset tiny");
-        return -1;
-    }
-    if (weights_vision_init(&c->wv, m->vision, 42, 0, err, errlen))
-        return -1;
-    if (weights_llm_init(&c->wl, m->llm, 43, 0, err, errlen))
-        return -1;
-    int B = p->max_batch, ntok = B * p->keep_tokens;
-    if (p->decode_max_batch > ntok)
-        ntok = p->decode_max_batch;
-    int keys = p->prefill_cache + B * p->keep_tokens;
-    if (p->decode_cache + 1 > keys)
-        keys = p->decode_cache + 1;
-    size_t big = (size_t)B * 3 * 56 * 56;
-    if ((size_t)B * NTOK * 64 > big)
-        big = (size_t)B * NTOK * 64;
-    if ((size_t)ntok * 64 > big)
-        big = (size_t)ntok * 64;
-    c->xin = calloc(big, sizeof(float));
-    c->xout = calloc(big, sizeof(float));
-    c->ws_v = malloc(cpu_vision_ws_floats(m->vision, B) * sizeof(float));
-    c->ws_l = malloc(cpu_llm_ws_floats(m->llm, ntok, keys) * sizeof(float));
-    c->ws_t = malloc(cpu_tome_reduce_ws_bytes(NTOK, 64));
-    c->red_size = malloc((size_t)B * NTOK * sizeof(float));
+    int B = c->p->max_batch;
     c->batch = malloc((size_t)B * sizeof *c->batch);
+    c->bpix = malloc((size_t)B * sizeof *c->bpix);
+    c->btok = malloc((size_t)B * sizeof *c->btok);
+    c->bred = malloc((size_t)B * sizeof *c->bred);
     c->q_left = calloc((size_t)(c->nqueries > 0 ? c->nqueries : 1), sizeof *c->q_left);
-    if (!c->xin || !c->xout || !c->ws_v || !c->ws_l || !c->ws_t || !c->red_size || !c->batch
-        || !c->q_left || cpu_kv_init(&c->kv_pre, m->llm, 1, p->prefill_cache + B * p->keep_tokens)
-        || cpu_kv_init(&c->kv_dec, m->llm, p->decode_max_batch, p->decode_cache + 1)) {
-        snprintf(err, errlen, "out of memory");
+    c->dec_mu = malloc((size_t)c->p->streams * sizeof *c->dec_mu);
+    if (!c->batch || !c->bpix || !c->btok || !c->bred || !c->q_left || !c->dec_mu)
         return -1;
-    }
+    for (int j = 0; j < c->p->streams; j++)
+        pthread_mutex_init(&c->dec_mu[j], NULL);
     return 0;
 }
 
 static void teardown(ctx_t *c)
 {
-    if (c->dec)
-        for (int j = 0; j < c->p->streams; j++) {
-            avcodec_free_context(&c->dec[j].ctx);
-            av_frame_free(&c->dec[j].frame);
-            pthread_mutex_destroy(&c->dec[j].mu);
-        }
-    free(c->dec);
-    weights_vision_free(&c->wv);
-    weights_llm_free(&c->wl);
-    cpu_kv_free(&c->kv_pre);
-    cpu_kv_free(&c->kv_dec);
-    free(c->xin); free(c->xout); free(c->ws_v); free(c->ws_l); free(c->ws_t);
-    free(c->red_size); free(c->batch); free(c->q_left);
+    if (c->dec_mu)
+        for (int j = 0; j < c->p->streams; j++)
+            pthread_mutex_destroy(&c->dec_mu[j]);
+    free(c->dec_mu);
+    rp_ops_free(&c->ops);
+    free(c->batch); free(c->bpix); free(c->btok); free(c->bred); free(c->q_left);
     free(c->pool); free(c->slot_of); free(c->free_slots); free(c->release);
     free(c->dq.v); free(c->sq.v); free(c->enc_q.v); free(c->red_q.v); free(c->pre_q.v);
     free(c->llm_q.v); free(c->act.v); free(c->rq.v);
@@ -651,7 +534,7 @@ int rp_pipe_run(const rp_params *p, rp_record *rec, rp_summary *sum, char *err, 
     memset(rec, 0, sizeof *rec);
     if (p->streams < 1 || !(p->fps > 0) || !(p->duration_s > 0) || p->decode_workers < 1
         || p->keep_every < 1 || p->max_batch < 1 || p->decode_max_batch < 1 || p->keep_tokens < 1
-        || p->keep_tokens > NTOK) {
+        || p->keep_tokens > RP_NTOK) {
         snprintf(err, errlen, "bad parameters (streams, fps, duration, workers, batches >= 1)");
         return -1;
     }
@@ -666,31 +549,22 @@ int rp_pipe_run(const rp_params *p, rp_record *rec, rp_summary *sum, char *err, 
     c.nqueries = (int)(expect_q + 10 * sqrt(expect_q) + 16);
     int rc = -1;
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
-    dect_params dp;
-    dect_params_default(&dp);
-    dp.width = p->width;
-    dp.height = p->height;
-    dp.gop = p->gop;
-    dp.bframes = 0;
-    dp.frames = p->clip_frames;
-    dp.fps = 30;
     dect_clip *clip = NULL;
     if (!rng || rp_record_init(rec, c.nframes, c.nqueries)) {
         snprintf(err, errlen, "out of memory for %d frames", c.nframes);
         goto out;
     }
     gsl_rng_set(rng, (unsigned long)p->seed);
-    if (dect_clip_make(&dp, &clip, err, errlen))
+    if (rp_ops_clip(p, &clip, err, errlen))
         goto out;
     c.clip = clip;
-    c.dec = calloc((size_t)p->streams, sizeof *c.dec);
     c.release = malloc((size_t)c.nframes * sizeof *c.release);
-    c.slot_floats = 3 * 56 * 56 + NTOK * 64 + (size_t)p->keep_tokens * 64;
+    c.slot_floats = RP_PIX_FLOATS + RP_TOK_FLOATS + (size_t)p->keep_tokens * 64;
     c.pool = malloc(POOL_SLOTS * c.slot_floats * sizeof(float));
     c.slot_of = malloc((size_t)c.nframes * sizeof *c.slot_of);
     c.free_slots = malloc(POOL_SLOTS * sizeof *c.free_slots);
     size_t nf = (size_t)c.nframes + 1, nq = (size_t)c.nqueries + 1;
-    if (!c.dec || !c.release || !c.pool || !c.slot_of || !c.free_slots
+    if (!c.release || !c.pool || !c.slot_of || !c.free_slots
         || ring_init(&c.dq, nf) || ring_init(&c.sq, nf) || ring_init(&c.enc_q, nf)
         || ring_init(&c.red_q, nf) || ring_init(&c.pre_q, nf) || ring_init(&c.llm_q, nq)
         || ring_init(&c.act, nq) || ring_init(&c.rq, nq)) {
@@ -703,8 +577,12 @@ int rp_pipe_run(const rp_params *p, rp_record *rec, rp_summary *sum, char *err, 
     for (int k = 0; k < POOL_SLOTS; k++)
         c.free_slots[k] = POOL_SLOTS - 1 - k;
     c.nfree = POOL_SLOTS;
-    if (setup_decoders(&c, err, errlen) || setup_executor(&c, err, errlen))
+    if (rp_ops_init(&c.ops, p, clip, err, errlen))
         goto out;
+    if (setup_executor(&c)) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
     pthread_mutex_init(&c.pool_mu, NULL);
     pthread_mutex_t *mus[] = {&c.dq_mu, &c.sq_mu, &c.xq_mu, &c.rq_mu};
     pthread_cond_t *cvs[] = {&c.dq_cv, &c.sq_cv, &c.xq_cv, &c.rq_cv};

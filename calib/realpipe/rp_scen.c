@@ -19,8 +19,8 @@ const char *rp_resource_name(int r)
 
 /* Mean ms at x (batch, or tokens) of op from f: the calibration's means,
  * interpolated as the simulator does (calf_table, cfg_table_ms). */
-static int mean_at(const calf_file *f, const char *path, const char *op, int tokens_out,
-                   int cache_len, double x, double *ms, char *err, size_t errlen)
+int rp_mean_at(const calf_file *f, const char *path, const char *op, int tokens_out,
+               int cache_len, double x, double *ms, char *err, size_t errlen)
 {
     const calf_op *o = calf_find(f, op, "tiny");
     if (!o) {
@@ -68,11 +68,11 @@ int rp_capacity_of(const rp_params *p, const char *tiny_calib, const char *decod
             c->decode_p_ms = dv->points[k].mean_ms;
     }
     c->decode_ms = sum / n;
-    if (mean_at(&ft, tiny_calib, "encode", -1, -1, 1, &c->encode_ms, err, errlen)
-        || mean_at(&ft, tiny_calib, "reduce", p->keep_tokens, -1, 1, &c->reduce_ms, err, errlen)
-        || mean_at(&ft, tiny_calib, "prefill", -1, p->prefill_cache, p->keep_tokens,
+    if (rp_mean_at(&ft, tiny_calib, "encode", -1, -1, 1, &c->encode_ms, err, errlen)
+        || rp_mean_at(&ft, tiny_calib, "reduce", p->keep_tokens, -1, 1, &c->reduce_ms, err, errlen)
+        || rp_mean_at(&ft, tiny_calib, "prefill", -1, p->prefill_cache, p->keep_tokens,
                    &c->prefill_ms, err, errlen)
-        || mean_at(&ft, tiny_calib, "decode", -1, p->decode_cache, 1, &c->llm_decode_ms, err,
+        || rp_mean_at(&ft, tiny_calib, "decode", -1, p->decode_cache, 1, &c->llm_decode_ms, err,
                    errlen))
         goto done;
     double x = c->encode_ms + c->reduce_ms + c->prefill_ms;        /* ms per kept frame */

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include "calib/realpipe/rp_params.h"
+#include "models/calib_read.h"
 
 enum { RP_RES_DECODE, RP_RES_EXECUTOR, RP_RES_CORES, RP_NRES };
 
@@ -33,7 +34,12 @@ typedef struct {
 /* 0, or -1 and a message naming the file. */
 int rp_capacity_of(const rp_params *p, const char *tiny_calib, const char *decode_calib,
                    rp_capacity *c, char *err, size_t errlen);
-const char *rp_resource_name(int r);   /* "decode workers", "executor", "cores" */
+const char *rp_resource_name(int r);
+/* Mean ms of op (model tiny) in calibration f (read from path, for messages)
+ * at x — the batch, or the tokens of a prefill-by-tokens table — interpolated
+ * as the simulator does; tokens_out, cache_len: -1 for any. 0, or -1. */
+int rp_mean_at(const calf_file *f, const char *path, const char *op, int tokens_out,
+               int cache_len, double x, double *ms, char *err, size_t errlen);   /* "decode workers", "executor", "cores" */
 
 /* Write the scenario of p (its streams, fps, ...) simulated for sim_s
  * seconds x reps replications; calibration paths are written as given

@@ -1,0 +1,356 @@
+/* rp_mix.c — the mix calibration. See rp_mix.h. It must never read a
+ * span file or run the pipeline's threads: it is a calibration, and the
+ * pipeline is what it is later judged against. */
+#include "calib/realpipe/rp_mix.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "calib/calfile.h"
+#include "calib/decode_time.h"
+#include "calib/realpipe/rp_ops.h"
+#include "sim/out.h"
+
+#define WARM_ROUNDS 2
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
+}
+
+/* ---- growing sample lists ------------------------------------------------------ */
+
+typedef struct {
+    double *v;
+    int n, cap;
+} vec;
+
+static int vec_push(vec *a, double x)
+{
+    if (a->n == a->cap) {
+        int nc = a->cap ? 2 * a->cap : 64;
+        double *nv = realloc(a->v, (size_t)nc * sizeof *nv);
+        if (!nv)
+            return -1;
+        a->v = nv;
+        a->cap = nc;
+    }
+    a->v[a->n++] = x;
+    return 0;
+}
+
+/* Hand a's samples to r (harness_stats owns them then); an empty list gives n = 0. */
+static int vec_stats(vec *a, harness_result *r)
+{
+    memset(r, 0, sizeof *r);
+    if (a->n == 0) {
+        free(a->v);
+        return 0;
+    }
+    if (harness_stats(a->v, a->n, r)) {
+        free(a->v);
+        return -1;
+    }
+    a->v = NULL;
+    return 0;
+}
+
+/* ---- the run --------------------------------------------------------------------- */
+
+typedef struct {
+    const rp_params *p;
+    rp_ops ops;
+    float *pix, *tok, *red;          /* max_batch frames' buffers */
+    float **bpix, **btok, **bred;
+    long next;                       /* the next frame, all streams interleaved */
+    vec enc[RP_MIX_MAX_BATCH], redu[RP_MIX_MAX_BATCH], pre[RP_MIX_MAX_BATCH], llm[RP_MIX_MAX_BATCH];
+    vec dec_i, dec_p;
+} mix_t;
+
+/* Decode frames round robin over the streams until b are kept; timed when
+ * keep is set. Frame n is stream n mod streams, its frame n / streams, as
+ * the pipeline's source releases them (every stream in step). */
+static int decode_until(mix_t *m, int b, int timed)
+{
+    const rp_params *p = m->p;
+    int kept = 0;
+    while (kept < b) {
+        long n = m->next++;
+        int s = (int)(n % p->streams);
+        long seq = n / p->streams;
+        int keep = seq % p->keep_every == 0;
+        double t0 = now_ms();
+        rp_ops_decode(&m->ops, s, seq, keep ? m->bpix[kept] : m->pix + (size_t)p->max_batch * RP_PIX_FLOATS);
+        double ms = now_ms() - t0;
+        if (timed && vec_push(seq % p->gop == 0 ? &m->dec_i : &m->dec_p, ms))
+            return -1;
+        kept += keep;
+    }
+    return 0;
+}
+
+static int cycle(mix_t *m, int b, int q, int timed)
+{
+    if (decode_until(m, b, timed))
+        return -1;
+    double t0 = now_ms();
+    rp_ops_encode(&m->ops, b, m->bpix, m->btok);
+    double t1 = now_ms();
+    rp_ops_reduce(&m->ops, b, m->btok, m->bred);
+    double t2 = now_ms();
+    rp_ops_prefill(&m->ops, b, m->bred);
+    double t3 = now_ms();
+    rp_ops_decode_step(&m->ops, q);
+    double t4 = now_ms();
+    if (!timed)
+        return 0;
+    return vec_push(&m->enc[b - 1], t1 - t0) || vec_push(&m->redu[b - 1], t2 - t1)
+        || vec_push(&m->pre[b - 1], t3 - t2) || vec_push(&m->llm[q - 1], t4 - t3) ? -1 : 0;
+}
+
+int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    if (rounds < 1 || p->max_batch < 1 || p->max_batch > RP_MIX_MAX_BATCH || p->decode_max_batch < 1
+        || p->decode_max_batch > RP_MIX_MAX_BATCH || p->streams < 1 || p->keep_every < 1
+        || p->gop < 1) {
+        snprintf(err, errlen, "mixcal: rounds, streams, keep_every, gop >= 1 and batches 1..%d",
+                 RP_MIX_MAX_BATCH);
+        return -1;
+    }
+    cpu_set_threads(1);                   /* as the pipeline runs its kernels */
+    mix_t m;
+    memset(&m, 0, sizeof m);
+    m.p = p;
+    dect_clip *clip = NULL;
+    int rc = -1;
+    size_t B = (size_t)p->max_batch;
+    if (rp_ops_clip(p, &clip, err, errlen) || rp_ops_init(&m.ops, p, clip, err, errlen))
+        goto out;
+    m.pix = calloc((B + 1) * RP_PIX_FLOATS, sizeof(float));   /* + 1: a frame not kept */
+    m.tok = calloc(B * RP_TOK_FLOATS, sizeof(float));
+    m.red = calloc(B * (size_t)p->keep_tokens * 64, sizeof(float));
+    m.bpix = malloc(B * sizeof *m.bpix);
+    m.btok = malloc(B * sizeof *m.btok);
+    m.bred = malloc(B * sizeof *m.bred);
+    if (!m.pix || !m.tok || !m.red || !m.bpix || !m.btok || !m.bred) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (size_t j = 0; j < B; j++) {
+        m.bpix[j] = m.pix + j * RP_PIX_FLOATS;
+        m.btok[j] = m.tok + j * RP_TOK_FLOATS;
+        m.bred[j] = m.red + j * (size_t)p->keep_tokens * 64;
+    }
+    double t_start = 0;
+    int q = 0;
+    for (int round = 0; round < WARM_ROUNDS + rounds; round++) {
+        int timed = round >= WARM_ROUNDS;
+        if (round == WARM_ROUNDS)
+            t_start = now_ms();
+        /* every batch size once per round, starting one further each round */
+        for (int i = 0; i < p->max_batch; i++) {
+            int b = 1 + (i + round) % p->max_batch;
+            if (cycle(&m, b, 1 + q++ % p->decode_max_batch, timed)) {
+                snprintf(err, errlen, "out of memory");
+                goto out;
+            }
+        }
+    }
+    r->seconds = (now_ms() - t_start) / 1e3;
+    r->max_batch = p->max_batch;
+    r->clip_bytes = rp_ops_clip_bytes(clip);
+    r->decode_max_batch = p->decode_max_batch;
+    for (int b = 0; b < p->max_batch; b++)
+        if (vec_stats(&m.enc[b], &r->encode[b]) || vec_stats(&m.redu[b], &r->reduce[b])
+            || vec_stats(&m.pre[b], &r->prefill[b])) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+    for (int b = 0; b < p->decode_max_batch; b++)
+        if (vec_stats(&m.llm[b], &r->llm_decode[b])) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+    if (vec_stats(&m.dec_i, &r->decode_i) || vec_stats(&m.dec_p, &r->decode_p)) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    rc = 0;
+out:
+    for (int b = 0; b < RP_MIX_MAX_BATCH; b++) {
+        free(m.enc[b].v); free(m.redu[b].v); free(m.pre[b].v); free(m.llm[b].v);
+    }
+    free(m.dec_i.v); free(m.dec_p.v);
+    free(m.pix); free(m.tok); free(m.red); free(m.bpix); free(m.btok); free(m.bred);
+    rp_ops_free(&m.ops);
+    dect_clip_free(clip);
+    if (rc)
+        rp_mix_result_free(r);
+    return rc;
+}
+
+void rp_mix_result_free(rp_mix_result *r)
+{
+    for (int b = 0; b < RP_MIX_MAX_BATCH; b++) {
+        harness_result_free(&r->encode[b]);
+        harness_result_free(&r->reduce[b]);
+        harness_result_free(&r->prefill[b]);
+        harness_result_free(&r->llm_decode[b]);
+    }
+    harness_result_free(&r->decode_i);
+    harness_result_free(&r->decode_p);
+    memset(r, 0, sizeof *r);
+}
+
+/* ---- the files ---------------------------------------------------------------------- */
+
+int rp_mix_check(const char *calib_out, const char *decode_out, bool force, char *err,
+                 size_t errlen)
+{
+    char sp[4096];
+    if (out_check(calib_out, force, err, errlen))
+        return -1;
+    if (calfile_samples_path(calib_out, sp, sizeof sp)) {
+        snprintf(err, errlen, "%s: name too long", calib_out);
+        return -1;
+    }
+    if (out_check(sp, force, err, errlen))
+        return -1;
+    return dect_check_files(decode_out, force, err, errlen);
+}
+
+typedef struct {
+    const char *op;
+    int batch, tokens_in, tokens_out, new_tokens, cache_len;
+    const harness_result *h;
+} mix_point;
+
+/* The tiny model's points: the shapes rp_scen's scenario selects. */
+static int mix_points(const rp_params *p, const rp_mix_result *r, mix_point *pt, int max)
+{
+    int n = 0;
+    for (int b = 1; b <= r->max_batch && n < max; b++)
+        pt[n++] = (mix_point){"encode", b, RP_NTOK, RP_NTOK, 0, 0, &r->encode[b - 1]};
+    for (int b = 1; b <= r->max_batch && n < max; b++)
+        pt[n++] = (mix_point){"reduce", b, RP_NTOK, p->keep_tokens, 0, 0, &r->reduce[b - 1]};
+    for (int b = 1; b <= r->max_batch && n < max; b++)
+        pt[n++] = (mix_point){"prefill", 1, 0, 0, b * p->keep_tokens, p->prefill_cache, &r->prefill[b - 1]};
+    for (int b = 1; b <= r->decode_max_batch && n < max; b++)
+        pt[n++] = (mix_point){"decode", b, 0, 0, 1, p->decode_cache, &r->llm_decode[b - 1]};
+    return n;
+}
+
+static int build_tiny(const rp_params *p, const rp_mix_result *r, calf_file *f, char *err,
+                      size_t errlen)
+{
+    char cpu[200];
+    struct utsname u;
+    memset(f, 0, sizeof *f);
+    f->version = CALF_VERSION;
+    calfile_cpu_name(cpu, sizeof cpu);
+    snprintf(f->device.name, sizeof f->device.name, "%s (%ld CPUs online)", cpu, sysconf(_SC_NPROCESSORS_ONLN));
+    snprintf(f->device.backend, sizeof f->device.backend,
+             "cpu (float32, OpenBLAS sgemm, 1 thread; timed in the pipeline's op mix)");
+    if (uname(&u) == 0)
+        snprintf(f->device.driver, sizeof f->device.driver, "none (CPU); kernel %s %s", u.sysname, u.release);
+    else
+        snprintf(f->device.driver, sizeof f->device.driver, "unknown");
+    snprintf(f->device.libraries, sizeof f->device.libraries, "OpenBLAS, libavcodec");
+    snprintf(f->device.clocks, sizeof f->device.clocks, "unknown");
+    calfile_now_utc(f->date, sizeof f->date);
+    snprintf(f->backend, sizeof f->backend, "cpu");
+    mix_point pt[4 * RP_MIX_MAX_BATCH];
+    int n = mix_points(p, r, pt, 4 * RP_MIX_MAX_BATCH);
+    calf_op *o = NULL;
+    for (int i = 0; i < n; i++) {
+        if (!o || strcmp(o->op, pt[i].op)) {
+            o = calfile_add_op(f, pt[i].op, "tiny", "float32");
+            if (!o)
+                goto oom;
+        }
+        const harness_result *h = pt[i].h;
+        if (h->n == 0)
+            continue;
+        calf_point c = {.batch = pt[i].batch, .tokens_in = pt[i].tokens_in,
+                        .tokens_out = pt[i].tokens_out, .new_tokens = pt[i].new_tokens,
+                        .cache_len = pt[i].cache_len};
+        if (calfile_point_from(&c, h->samples, h->n, h->p50, h->p95, h->p99, h->mean, h->sd, h->min)
+            || calfile_add_point(o, &c))
+            goto oom;
+    }
+    return 0;
+oom:
+    calf_free(f);
+    snprintf(err, errlen, "out of memory (or a sample <= 0)");
+    return -1;
+}
+
+static int write_csv(FILE *f, const rp_params *p, const rp_mix_result *r)
+{
+    mix_point pt[4 * RP_MIX_MAX_BATCH];
+    int n = mix_points(p, r, pt, 4 * RP_MIX_MAX_BATCH);
+    fputs(CALFILE_SAMPLES_HEADER, f);
+    for (int i = 0; i < n; i++)
+        for (int k = 0; k < pt[i].h->n; k++)
+            fprintf(f, "%s,tiny,%d,%d,%d,%d,%d,%d,%.6f\n", pt[i].op, pt[i].batch, pt[i].tokens_in,
+                    pt[i].tokens_out, pt[i].new_tokens, pt[i].cache_len, k, pt[i].h->samples[k]);
+    return ferror(f) ? -1 : 0;
+}
+
+int rp_mix_save(const rp_params *p, const rp_mix_result *r, int rounds, const char *calib_out,
+                const char *decode_out, char *err, size_t errlen)
+{
+    char comment[1024], sp[4096];
+    snprintf(comment, sizeof comment,
+             "vlrealpipe mixcal (calib/realpipe/rp_mix.h): CPU timings of model tiny in the pipeline's op\n"
+             "mix on one thread (decode %d streams round robin, keep every %d, then encode, reduce, prefill\n"
+             "and one LLM decode step), batch sizes 1..%d in turn, %d timed rounds after %d; raw samples\n"
+             "beside this file", p->streams, p->keep_every, p->max_batch, rounds, WARM_ROUNDS);
+    calf_file f;
+    if (build_tiny(p, r, &f, err, errlen))
+        return -1;
+    int bad = calfile_save(calib_out, &f, comment, true, err, errlen);
+    calf_free(&f);
+    if (bad || calfile_samples_path(calib_out, sp, sizeof sp))
+        return -1;
+    out_file of;
+    memset(&of, 0, sizeof of);
+    if (out_open(&of, sp, err, errlen))
+        return -1;
+    if (write_csv(of.f, p, r)) {
+        out_abort(&of);
+        snprintf(err, errlen, "%s: write error", sp);
+        return -1;
+    }
+    if (out_commit(&of, err, errlen))
+        return -1;
+    /* the clip's decode, in vlcalib decode's format */
+    dect_params dp;
+    dect_params_default(&dp);
+    dp.width = p->width;
+    dp.height = p->height;
+    dp.gop = p->gop;
+    dp.bframes = 0;
+    dp.frames = p->clip_frames;
+    dp.fps = 30;
+    dp.passes = rounds;
+    dect_result dr;
+    memset(&dr, 0, sizeof dr);
+    dr.type[DECT_I] = r->decode_i;
+    dr.type[DECT_P] = r->decode_p;
+    dr.frames = p->clip_frames;
+    dr.bytes = r->clip_bytes;
+    snprintf(dr.encoder, sizeof dr.encoder, "libx264");
+    char note[256];
+    snprintf(note, sizeof note,
+             "Timed by vlrealpipe mixcal in the pipeline's op mix (%d streams round robin, between the\n"
+             "executor's batches), not back to back: \"passes\" above counts the mix's rounds.", p->streams);
+    return dect_write_files(decode_out, &dp, &dr, note, err, errlen);
+}

@@ -1,0 +1,59 @@
+/* rp_mix.h — the mix calibration (`vlrealpipe mixcal`): the pipeline's ops
+ * timed in isolation from the pipeline, on one thread, in the order a frame
+ * meets them, so each op is timed in the cache state the other ops leave
+ * behind (issue 7).
+ *
+ * vlcalib times every op back to back: the same op, the same buffers, warm
+ * caches. In the pipeline the ops take turns on a core — a P-frame decode of
+ * stream 3 after the encoder's batch, the encoder after eight streams'
+ * decodes — and each starts with caches the others filled. Measured here,
+ * ops interleaved so run 15-30 % slower than back to back (calib/realpipe/
+ * README.md, "Results"). The mix calibration replays that order, with no
+ * threads, queues, clocks or schedule of the pipeline: cycle after cycle,
+ * for a batch size b (every size 1..max_batch in turn), decode frames of the
+ * streams round robin (each stream's frames in order, so I-frames fall at
+ * their GOP positions, the streams' together) until b frames are kept
+ * (keep_every), then encode, reduce and prefill that batch, then one LLM
+ * decode step (batch 1..decode_max_batch in turn). Every op is timed with
+ * CLOCK_MONOTONIC and its samples pooled by shape; the first two rounds are
+ * not timed.
+ *
+ * The output is two calibration files in vlcalib's formats, so the scenario
+ * reads them as it reads vlcalib's: the tiny model's ops (encode, reduce,
+ * prefill by tokens at prefill_cache, decode at decode_cache) with their
+ * samples CSV, and the clip's decode_video (I and P) with its samples
+ * files. Nothing here prints or keeps global state. */
+#ifndef VL_RP_MIX_H
+#define VL_RP_MIX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include "calib/harness.h"
+#include "calib/realpipe/rp_params.h"
+
+#define RP_MIX_MAX_BATCH 64
+
+typedef struct {
+    int max_batch, decode_max_batch;
+    harness_result encode[RP_MIX_MAX_BATCH];    /* [b - 1] */
+    harness_result reduce[RP_MIX_MAX_BATCH];
+    harness_result prefill[RP_MIX_MAX_BATCH];   /* b x keep_tokens new tokens */
+    harness_result llm_decode[RP_MIX_MAX_BATCH];
+    harness_result decode_i, decode_p;          /* the clip's I- and P-frames */
+    double seconds;                             /* timed wall time */
+    size_t clip_bytes;                          /* the clip's encoded size */
+} rp_mix_result;
+
+/* Run rounds (>= 1) timed rounds (after 2 untimed) of the mix for p. 0, or
+ * -1 and a message. */
+int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size_t errlen);
+void rp_mix_result_free(rp_mix_result *r);
+/* Whether calib_out (and its samples CSV) and decode_out (and its samples
+ * files) may be written: before the run. 0, or -1 and a message. */
+int rp_mix_check(const char *calib_out, const char *decode_out, bool force, char *err,
+                 size_t errlen);
+/* Write both files (each atomically). 0, or -1 and a message. */
+int rp_mix_save(const rp_params *p, const rp_mix_result *r, int rounds, const char *calib_out,
+                const char *decode_out, char *err, size_t errlen);
+
+#endif

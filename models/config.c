@@ -110,6 +110,7 @@ void cfg_free(scenario_cfg *c)
     for (int i = 0; i < c->nstages && c->stages; i++) {
         dist_free(&c->stages[i].service);
         dist_free(&c->stages[i].jitter);
+        dist_free(&c->stages[i].gop.i_service);
     }
     for (int k = 0; k < c->canary.ndists; k++)
         dist_free(&c->canary.dists[k]);

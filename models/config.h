@@ -65,6 +65,8 @@ typedef struct {              /* network capture: a lost frame is resent after a
 typedef struct {              /* video decode: group of pictures */
     int length;               /* GOP length in frames; frame 0 of each GOP is an I-frame (0: off) */
     double i_factor;          /* an I-frame's service time is this many times a P-frame's, >= 1 */
+    bool has_i_service;       /* then an I-frame's time is drawn from i_service (no i_factor) */
+    dist_t i_service;         /* the I-frames' own service distribution */
     int b_frames;             /* B-frames between references: positions k % (b+1) != 0 are B */
     double reorder_ms;        /* a B-frame is held this long after decoding (waits for its
                                  future reference), without occupying a decoder */

@@ -62,7 +62,9 @@ static double jitter_mean_ms(const stage_cfg *st)
 static double worker_ms_per_item(const stage_cfg *st)
 {
     double ms = dist_mean(&st->service);
-    if (st->gop.length > 0)                        /* one I-frame per GOP */
+    if (st->gop.length > 0 && st->gop.has_i_service)   /* one I-frame per GOP */
+        ms = ((st->gop.length - 1) * ms + dist_mean(&st->gop.i_service)) / st->gop.length;
+    else if (st->gop.length > 0)
         ms *= (st->gop.length - 1 + st->gop.i_factor) / st->gop.length;
     return ms + jitter_mean_ms(st);
 }

@@ -262,10 +262,17 @@ static double service_ms(pipe_t *p, station_t *stn, uint32_t i)
 {
     const stage_cfg *c = stn->cfg;
     int s = (int)(stn - p->stn);
-    double ms = (p->items[i].arm ? canary_variant_ms(&p->cfg->canary, s, &c->service, stn->rng)
-                                 : dist_sample(&c->service, stn->rng)) * pipe_quality(p, s);
-    if (c->gop.length > 0 && gop_type(&c->gop, p->items[i].seq) == 'I')
-        ms *= c->gop.i_factor;
+    int iframe = c->gop.length > 0 && gop_type(&c->gop, p->items[i].seq) == 'I';
+    double ms;
+    if (iframe && c->gop.has_i_service) {           /* the I-frames' own distribution */
+        ms = dist_sample(&c->gop.i_service, stn->rng) * pipe_quality(p, s)
+           * (p->items[i].arm ? p->cfg->canary.scale[s] : 1.0);
+    } else {
+        ms = (p->items[i].arm ? canary_variant_ms(&p->cfg->canary, s, &c->service, stn->rng)
+                              : dist_sample(&c->service, stn->rng)) * pipe_quality(p, s);
+        if (iframe)
+            ms *= c->gop.i_factor;
+    }
     if (c->retransmit.loss > 0)
         ms += retransmit_ms(stn);
     if (c->cache_miss.prob > 0)

@@ -1673,12 +1673,15 @@ static int read_retransmit(loader *ld, const yaml_node_t *map, const char *path,
     return 0;
 }
 
-/* gop: {length: 15, i_factor: 3.5, b_frames: 2, reorder_ms: 66}; *reorder_unset
- * says reorder_ms was omitted (its default needs the workload). */
+/* gop: {length: 15, i_factor: 3.5, b_frames: 2, reorder_ms: 66}, or with
+ * i_service: {dist: ...} (the I-frames' own distribution) instead of
+ * i_factor; *reorder_unset says reorder_ms was omitted (its default needs
+ * the workload). On error *g is untouched. */
 static int read_gop(loader *ld, const yaml_node_t *map, const char *path, gop_cfg *g,
                     bool *reorder_unset)
 {
-    static const char *const keys[] = {"length", "i_factor", "b_frames", "reorder_ms", NULL};
+    static const char *const keys[] = {"length", "i_factor", "i_service", "b_frames", "reorder_ms",
+                                       NULL};
     char kpath[SCN_PATH_LEN];
     const yaml_node_t *v;
     gop_cfg t = {.i_factor = 1};
@@ -1707,6 +1710,17 @@ static int read_gop(loader *ld, const yaml_node_t *map, const char *path, gop_cf
     *reorder_unset = !(v = get(ld, map, "reorder_ms"));
     if (v && read_double(ld, v, kpath, NONNEGATIVE, &t.reorder_ms))
         return -1;
+    path_key(kpath, path, "i_service");
+    if ((v = get(ld, map, "i_service"))) {
+        if (get(ld, map, "i_factor"))
+            return fail(ld, v, kpath, "give i_factor (times the drawn P-frame time) or i_service "
+                        "(the I-frames' own distribution), not both");
+        if (read_dist(ld, v, kpath, 0, false, &t.i_service)) {
+            dist_free(&t.i_service);
+            return -1;
+        }
+        t.has_i_service = true;
+    }
     *g = t;
     return 0;
 }

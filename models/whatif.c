@@ -37,6 +37,8 @@ void whatif_apply(stage_cfg *st, double factor)
 {
     double k = 1.0 / factor;
     dist_scale(&st->service, k);
+    if (st->gop.has_i_service)
+        dist_scale(&st->gop.i_service, k);
     if (st->has_table)
         for (int i = 0; i < st->table.n; i++)
             st->table.ms[i] *= k;

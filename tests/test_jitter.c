@@ -289,6 +289,37 @@ Test(jitter, gop_i_frames)
     cfg_free(&c);
 }
 
+/* The same run with the I-frames drawn from their own distribution (a
+ * constant 7 ms) instead of 3 x the P-frame time: one 7 ms and 14 2 ms
+ * frames per GOP, nothing waits. */
+Test(jitter, gop_i_frames_own_distribution)
+{
+    static const char *const names[] = {"decode", "next"};
+    scenario_cfg c;
+    rep_stats rs;
+    scn_make(&c, 2, names, 15);
+    aligned(&c, 8, 10);
+    stage_cfg *dec = &c.stages[0], *nx = &c.stages[1];
+    dec->servers = 16;
+    constant(dec, 2);
+    dec->gop = (gop_cfg){.length = 15, .i_factor = 3, .has_i_service = true};
+    const char *e = dist_init_constant(&dec->gop.i_service, 7);
+    cr_assert_null(e, "%s", e);
+    nx->servers = 16;
+    constant(nx, 1);
+    one_rep(&c, &rs);
+    const stage_stats *s = &rs.stage[0];
+    const uint64_t gops = 8 * 10;
+    cr_assert_eq(s->completed, 8 * 150);
+    cr_expect_eq(s->waited, 0);
+    cr_expect_eq(count_at(&s->service, 7), gops);
+    cr_expect_eq(count_at(&s->service, 6), 0, "i_factor is not used with i_service");
+    cr_expect_eq(count_at(&s->service, 2), 14 * gops);
+    expect_rel("service mean", hist_mean(&s->service), (14 * 2.0 + 7) / 15, 1e-12);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
 Test(jitter, gop_b_frames_held_for_reordering)
 {
     scenario_cfg c;

@@ -275,11 +275,12 @@ Test(realpipe, scenario_from_calibration)
     cr_expect_eq(c.stages[0].servers, 2);
     cr_expect_eq(c.stages[0].capacity, 64);
     cr_expect_eq(c.stages[0].on_full, ONFULL_DROP_OLDEST);
-    /* decode: the P samples (mean 9/6 = 1.5) and a GOP of 30 whose I-frame
-     * costs 10 / 1.5 times a P-frame */
+    /* decode: the P samples (mean 9/6 = 1.5) and a GOP of 30 whose I-frames
+     * are drawn from the I samples (8 and 12: mean 10) */
     close_to("decode P-sample mean", dist_mean(&c.stages[0].service), 1.5);
     cr_expect_eq(c.stages[0].gop.length, 30);
-    close_to("i_factor", c.stages[0].gop.i_factor, 10.0 / 1.5);
+    cr_expect(c.stages[0].gop.has_i_service);
+    close_to("I-sample mean", dist_mean(&c.stages[0].gop.i_service), 10.0);
     cr_expect_eq(c.stages[1].keep, KEEP_EVERY);
     cr_expect_eq(c.stages[1].keep_every, 2);
     const stage_cfg *e = &c.stages[2];

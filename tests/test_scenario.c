@@ -1820,6 +1820,31 @@ Test(scenario, gop_i_factor_below_one)
                  "7:33: stages[0].gop.i_factor: ", "must be >= 1");
 }
 
+Test(scenario, gop_i_service_or_i_factor_not_both)
+{
+    /* "    gop: {length: 15, i_factor: 2, i_service: {...}}": "i_factor:" 23-31,
+     * 2 at 33, ", " 34-35, "i_service:" 36-45, its mapping at 47 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 15, i_factor: 2, i_service: {dist: constant, ms: 5}}\n",
+                 "7:47: stages[0].gop.i_service: ", "not both");
+    /* a bad distribution inside it is named by its own path */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 15, i_service: {dist: constant}}\n",
+                 "7:34: stages[0].gop.i_service: ", "missing required key 'ms'");
+}
+
+Test(scenario, gop_i_service_loads)
+{
+    const char *yaml = WITH_SERVICE("{dist: constant, ms: 2}")
+                       "    gop: {length: 15, i_service: {dist: uniform, min_ms: 4, max_ms: 8}}\n";
+    scenario_cfg c;
+    char err[512];
+    cr_assert_eq(load(yaml, &c, err, sizeof err), 0, "%s", err);
+    cr_expect(c.stages[0].gop.has_i_service);
+    cr_expect_float_eq(dist_mean(&c.stages[0].gop.i_service), 6.0, 1e-12);   /* (4 + 8) / 2 */
+    cfg_free(&c);
+}
+
 Test(scenario, gop_b_frames_not_below_length)
 {
     /* "    gop: {length: 3, b_frames: 3}": 3 at 19, ", " 20-21, "b_frames:" 22-30, value at 32 */

@@ -134,8 +134,8 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
         int stem = len > 5 && !strcmp(decode_calib + len - 5, ".yaml") ? (int)len - 5 : (int)len;
         fprintf(f, "    service: {dist: empirical, file: %.*s.P.samples}   # P-frames, measured\n",
                 stem, decode_calib);
-        fprintf(f, "    gop: {length: %d, i_factor: %.12g}   # I-frame mean / P-frame mean, measured\n",
-                p->gop, c->decode_i_ms / c->decode_p_ms);
+        fprintf(f, "    gop: {length: %d, i_service: {dist: empirical, file: %.*s.I.samples}}"
+                   "   # I-frames, measured\n", p->gop, stem, decode_calib);
     } else {
         fprintf(f, "    service: {calib: {file: %s, op: decode_video}}\n", decode_calib);
     }

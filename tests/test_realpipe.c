@@ -225,10 +225,12 @@ Test(realpipe, capacity_from_calibration)
     close_to("executor", c.rate[RP_RES_EXECUTOR], 1000.0 * (1 - 0.00128) / 0.8);
     close_to("cores", c.rate[RP_RES_CORES], 1000.0 * (2 - 0.00128) / 4.425);
     cr_expect_eq(c.bottleneck, RP_RES_CORES);
-    /* with 8 cores, the decode pool binds */
+    /* with 8 cores the three threads with work use 3 of them, and the decode
+     * pool binds */
     p.cores = 8;
     cr_assert_eq(rp_capacity_of(&p, D "tiny-fixture.yaml", "calib/data/fixture-video.yaml", &c,
                                 err, sizeof err), 0, "%s", err);
+    close_to("cores, 8 of them", c.rate[RP_RES_CORES], 1000.0 * (3 - 0.00128) / 4.425);
     cr_expect_eq(c.bottleneck, RP_RES_DECODE);
     cr_expect_neq(rp_capacity_of(&p, D "missing.yaml", "calib/data/fixture-video.yaml", &c,
                                  err, sizeof err), 0);
@@ -321,8 +323,10 @@ Test(realpipe, scenario_from_calibration)
     cfg_free(&c);
 }
 
-/* With a speed-up table the cores saturate at its last value instead of
- * `cores`: 1000 (1.73 - 0.00128) / 4.425 (see capacity_from_calibration). */
+/* With a speed-up table the cores saturate at its value for 3 threads (2
+ * decode workers and the executor) instead of `cores`: 1000 (1.73 - 0.00128)
+ * / 4.425 (see capacity_from_calibration); a 4th value (the sampler busy
+ * too) does not count, and with 3 workers it does. */
 Test(realpipe, capacity_with_speedup)
 {
     rp_params p;
@@ -336,6 +340,15 @@ Test(realpipe, capacity_with_speedup)
     cr_assert_eq(rp_capacity_of(&p, D "tiny-fixture.yaml", "calib/data/fixture-video.yaml", &c,
                                 err, sizeof err), 0, "%s", err);
     close_to("cores", c.rate[RP_RES_CORES], 1000.0 * (1.73 - 0.00128) / 4.425);
+    p.nspeedup = 4;
+    p.speedup[3] = 1.9;
+    cr_assert_eq(rp_capacity_of(&p, D "tiny-fixture.yaml", "calib/data/fixture-video.yaml", &c,
+                                err, sizeof err), 0, "%s", err);
+    close_to("cores, 4 measured", c.rate[RP_RES_CORES], 1000.0 * (1.73 - 0.00128) / 4.425);
+    p.decode_workers = 3;
+    cr_assert_eq(rp_capacity_of(&p, D "tiny-fixture.yaml", "calib/data/fixture-video.yaml", &c,
+                                err, sizeof err), 0, "%s", err);
+    close_to("cores, 3 workers", c.rate[RP_RES_CORES], 1000.0 * (1.9 - 0.00128) / 4.425);
 }
 
 /* vlcalib wakeup's library: as many latencies as rounds asked, none

@@ -81,7 +81,12 @@ int rp_capacity_of(const rp_params *p, const char *tiny_calib, const char *decod
                      * c->llm_decode_ms / 1000.0;
     c->rate[RP_RES_DECODE] = 1000.0 * p->decode_workers / c->decode_ms;
     c->rate[RP_RES_EXECUTOR] = 1000.0 * (1.0 - c->query_share) / per_frame;
-    double cores = p->nspeedup > 0 ? p->speedup[p->nspeedup - 1] : p->cores;
+    /* the cores as the simulator shares them when every thread with real work
+     * is busy: the decode workers and the executor (the sampler's work is a
+     * modulo); their speed-up, or the last one measured when fewer */
+    int busy = p->decode_workers + 1;
+    double cores = p->nspeedup > 0 ? p->speedup[(busy < p->nspeedup ? busy : p->nspeedup) - 1]
+                                   : (busy < p->cores ? busy : p->cores);
     c->rate[RP_RES_CORES] = 1000.0 * (cores - c->query_share) / (c->decode_ms + per_frame);
     c->bottleneck = 0;
     for (int r = 1; r < RP_NRES; r++)

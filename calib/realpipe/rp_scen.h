@@ -19,8 +19,12 @@ enum { RP_RES_DECODE, RP_RES_EXECUTOR, RP_RES_CORES, RP_NRES };
  *   decode pool: workers / d                    (d: mean decode, I and P weighted by count)
  *   executor:    (1 - q) / (x / keep_every)     (x: encode(1) + reduce(1) + prefill(keep_tokens)
  *                                                at batch 1; q: the queries' decode share)
- *   cores:       (cores - q) / (d + x / keep_every)   (cores: the last speed-up
- *                                                measured, when there is one)
+ *   cores:       (cores - q) / (d + x / keep_every)   (cores: the speed-up with
+ *                                                decode_workers + 1 threads busy
+ *                                                — the decoders and the executor —
+ *                                                or the last one measured when the
+ *                                                list is shorter; without one,
+ *                                                min(cores, decode_workers + 1))
  * and the smallest of them. Times in ms, rates in frames/s. */
 typedef struct {
     double decode_i_ms, decode_p_ms;   /* I- and P-frame means (0 when the type is absent) */

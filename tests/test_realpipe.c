@@ -388,6 +388,13 @@ Test(realpipe, wakeup_counts)
  *  - the LLM decode batch runs 1, 2, 1, 2, ... over all 15 cycles; the timed
  *    ones are cycles 6..14: batch 1 at the even ones (6, 8, 10, 12, 14): 5,
  *    batch 2: 4.
+ *  - the back-to-back reference runs batches 1, 2, 3 every round, each op
+ *    twice (the second timed): 3 samples per batch size; its LLM decode
+ *    batch is 1 + (b - 1) mod 2: 1 for b = 1 and 3, 2 for b = 2, so 6 and 3;
+ *    its own decoder decodes 2b frames per batch size, all but the first
+ *    timed: 1 + 3 + 5 = 9 per round, 27 in all; round r covers seq 12 r ..
+ *    12 r + 11 and times 12 r + 1, 12 r + 3..5, 12 r + 7..11, of which
+ *    12 r + 4 and 12 r + 8 are I-frames (seq mod 4 = 0): 6 I, 21 P.
  * Then both files read back as calibration files with those points and
  * shapes, and the scenario written from them loads. */
 Test(realpipe, mixcal_counts_and_files, .timeout = 120)
@@ -412,6 +419,13 @@ Test(realpipe, mixcal_counts_and_files, .timeout = 120)
     cr_expect_eq(r.decode_i.n, 10);
     cr_expect_eq(r.decode_p.n, 26);
     cr_expect(r.decode_i.mean > r.decode_p.mean, "an I-frame decodes slower than a P-frame");
+    for (int b = 0; b < 3; b++)
+        cr_expect(r.b2b_encode[b].n == 3 && r.b2b_reduce[b].n == 3 && r.b2b_prefill[b].n == 3,
+                  "reference batch %d", b + 1);
+    cr_expect_eq(r.b2b_llm_decode[0].n, 6);
+    cr_expect_eq(r.b2b_llm_decode[1].n, 3);
+    cr_expect_eq(r.b2b_decode_i.n, 6);
+    cr_expect_eq(r.b2b_decode_p.n, 21);
 
     char dir[64], tiny[128], dec[128];
     kit_tmpdir(dir, sizeof dir, "mixcal");

@@ -298,15 +298,22 @@ static int cmd_scenario(opts *o, char *err, size_t n)
     return rc;
 }
 
-/* One line of mixcal's table: the mix's mean, and over the back-to-back
- * calibration's mean at the same shape when there is one (ratio < 0: none). */
-static void mix_row(const char *op, const char *shape, const harness_result *h, double iso)
+/* One line of mixcal's table: the mix's mean, p50, p95; the same op back to
+ * back in the same rounds (ref) and mix / ref; and, when there is one, the
+ * mean of the back-to-back calibration file at the same shape (iso <= 0: none)
+ * and mix / iso. */
+static void mix_row(const char *op, const char *shape, const harness_result *h,
+                    const harness_result *ref, double iso)
 {
     if (h->n == 0)
         return;
-    printf("%-12s %-18s %6d %9.4f %9.4f %9.4f", op, shape, h->n, h->mean, h->p50, h->p95);
+    printf("%-12s %-11s %5d %8.4f %8.4f %8.4f", op, shape, h->n, h->mean, h->p50, h->p95);
+    if (ref->n > 0)
+        printf(" %8.4f %6.3f", ref->mean, h->mean / ref->mean);
+    else
+        printf(" %8s %6s", "-", "-");
     if (iso > 0)
-        printf(" %9.4f %7.3f", iso, h->mean / iso);
+        printf(" %8.4f %6.3f", iso, h->mean / iso);
     printf("\n");
 }
 
@@ -337,10 +344,12 @@ static int cmd_mixcal(opts *o, char *err, size_t n)
         rp_mix_result_free(&r);
         goto done;
     }
-    printf("# vlrealpipe mixcal: %d rounds in %.2f s; ms%s\n", o->rounds, r.seconds,
-           o->calib ? "; iso = back to back (--calib, --decode-calib), ratio = mix / iso" : "");
-    printf("%-12s %-18s %6s %9s %9s %9s%s\n", "op", "shape", "n", "mean", "p50", "p95",
-           o->calib ? "       iso   ratio" : "");
+    printf("# vlrealpipe mixcal: %d rounds in %.2f s; ms; ref = the same op back to back in the same\n"
+           "# rounds (its mean), /ref = mix mean / ref%s\n", o->rounds, r.seconds,
+           o->calib ? "; iso = the back-to-back files' mean (--calib, --decode-calib,\n"
+                      "# timed by another program earlier), /iso = mix mean / iso" : "");
+    printf("%-12s %-11s %5s %8s %8s %8s %8s %6s%s\n", "op", "shape", "n", "mean", "p50", "p95",
+           "ref", "/ref", o->calib ? "      iso   /iso" : "");
     double iso_i = -1, iso_p = -1;
     for (int k = 0; o->calib && k < fd.nops; k++)
         for (int j = 0; !strcmp(fd.ops[k].op, "decode_video") && j < fd.ops[k].npoints; j++) {
@@ -349,8 +358,8 @@ static int cmd_mixcal(opts *o, char *err, size_t n)
             if (!strcmp(fd.ops[k].points[j].frame_type, "P"))
                 iso_p = fd.ops[k].points[j].mean_ms;
         }
-    mix_row("decode_video", "I-frame", &r.decode_i, iso_i);
-    mix_row("decode_video", "P-frame", &r.decode_p, iso_p);
+    mix_row("decode_video", "I-frame", &r.decode_i, &r.b2b_decode_i, iso_i);
+    mix_row("decode_video", "P-frame", &r.decode_p, &r.b2b_decode_p, iso_p);
     char shape[64], msg[256];
     const rp_params *p = &o->p;
     for (int b = 1; b <= r.max_batch; b++) {
@@ -361,17 +370,17 @@ static int cmd_mixcal(opts *o, char *err, size_t n)
                                        b * p->keep_tokens, &f, msg, sizeof msg)))
             e = d = f = -1;
         snprintf(shape, sizeof shape, "batch %d", b);
-        mix_row("encode", shape, &r.encode[b - 1], e);
-        mix_row("reduce", shape, &r.reduce[b - 1], d);
+        mix_row("encode", shape, &r.encode[b - 1], &r.b2b_encode[b - 1], e);
+        mix_row("reduce", shape, &r.reduce[b - 1], &r.b2b_reduce[b - 1], d);
         snprintf(shape, sizeof shape, "%d tokens", b * p->keep_tokens);
-        mix_row("prefill", shape, &r.prefill[b - 1], f);
+        mix_row("prefill", shape, &r.prefill[b - 1], &r.b2b_prefill[b - 1], f);
     }
     for (int b = 1; b <= r.decode_max_batch; b++) {
         double e = -1;
         if (o->calib && rp_mean_at(&ft, o->calib, "decode", -1, p->decode_cache, b, &e, msg, sizeof msg))
             e = -1;
         snprintf(shape, sizeof shape, "batch %d", b);
-        mix_row("decode", shape, &r.llm_decode[b - 1], e);
+        mix_row("decode", shape, &r.llm_decode[b - 1], &r.b2b_llm_decode[b - 1], e);
     }
     fprintf(stderr, "vlrealpipe mixcal: wrote %s and %s (and their samples files)\n", o->out, o->dout);
     rp_mix_result_free(&r);

@@ -49,13 +49,11 @@ static int vec_push(vec *a, double x)
 static int vec_stats(vec *a, harness_result *r)
 {
     memset(r, 0, sizeof *r);
-    if (a->n == 0) {
+    if (a->n == 0 || harness_stats(a->v, a->n, r)) {
+        int bad = a->n != 0;
         free(a->v);
-        return 0;
-    }
-    if (harness_stats(a->v, a->n, r)) {
-        free(a->v);
-        return -1;
+        a->v = NULL;
+        return bad ? -1 : 0;
     }
     a->v = NULL;
     return 0;
@@ -71,6 +69,11 @@ typedef struct {
     long next;                       /* the next frame, all streams interleaved */
     vec enc[RP_MIX_MAX_BATCH], redu[RP_MIX_MAX_BATCH], pre[RP_MIX_MAX_BATCH], llm[RP_MIX_MAX_BATCH];
     vec dec_i, dec_p;
+    /* the back-to-back reference: its own decoder (stream p->streams) */
+    long ref_seq;
+    vec r_enc[RP_MIX_MAX_BATCH], r_redu[RP_MIX_MAX_BATCH], r_pre[RP_MIX_MAX_BATCH],
+        r_llm[RP_MIX_MAX_BATCH];
+    vec r_dec_i, r_dec_p;
 } mix_t;
 
 /* Decode frames round robin over the streams until b are kept; timed when
@@ -114,6 +117,43 @@ static int cycle(mix_t *m, int b, int q, int timed)
         || vec_push(&m->pre[b - 1], t3 - t2) || vec_push(&m->llm[q - 1], t4 - t3) ? -1 : 0;
 }
 
+/* The reference for batch b and LLM batch q: each op twice, the second
+ * timed; 2b frames of the reference stream in a row, all but the first timed. */
+static int reference(mix_t *m, int b, int q, int timed)
+{
+    const rp_params *p = m->p;
+    for (int j = 0; j < 2 * b; j++) {
+        long seq = m->ref_seq++;
+        double t0 = now_ms();
+        rp_ops_decode(&m->ops, p->streams, seq, m->pix + (size_t)p->max_batch * RP_PIX_FLOATS);
+        double ms = now_ms() - t0;
+        if (timed && j > 0 && vec_push(seq % p->gop == 0 ? &m->r_dec_i : &m->r_dec_p, ms))
+            return -1;
+    }
+    double t[9];
+    t[0] = now_ms();
+    for (int k = 0; k < 2; k++) {
+        rp_ops_encode(&m->ops, b, m->bpix, m->btok);
+        t[1 + k] = now_ms();
+    }
+    for (int k = 0; k < 2; k++) {
+        rp_ops_reduce(&m->ops, b, m->btok, m->bred);
+        t[3 + k] = now_ms();
+    }
+    for (int k = 0; k < 2; k++) {
+        rp_ops_prefill(&m->ops, b, m->bred);
+        t[5 + k] = now_ms();
+    }
+    for (int k = 0; k < 2; k++) {
+        rp_ops_decode_step(&m->ops, q);
+        t[7 + k] = now_ms();
+    }
+    if (!timed)
+        return 0;
+    return vec_push(&m->r_enc[b - 1], t[2] - t[1]) || vec_push(&m->r_redu[b - 1], t[4] - t[3])
+        || vec_push(&m->r_pre[b - 1], t[6] - t[5]) || vec_push(&m->r_llm[q - 1], t[8] - t[7]) ? -1 : 0;
+}
+
 int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
@@ -131,7 +171,9 @@ int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size
     dect_clip *clip = NULL;
     int rc = -1;
     size_t B = (size_t)p->max_batch;
-    if (rp_ops_clip(p, &clip, err, errlen) || rp_ops_init(&m.ops, p, clip, err, errlen))
+    rp_params with_ref = *p;
+    with_ref.streams = p->streams + 1;     /* the last decoder is the reference's */
+    if (rp_ops_clip(p, &clip, err, errlen) || rp_ops_init(&m.ops, &with_ref, clip, err, errlen))
         goto out;
     m.pix = calloc((B + 1) * RP_PIX_FLOATS, sizeof(float));   /* + 1: a frame not kept */
     m.tok = calloc(B * RP_TOK_FLOATS, sizeof(float));
@@ -162,6 +204,11 @@ int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size
                 goto out;
             }
         }
+        for (int b = 1; b <= p->max_batch; b++)
+            if (reference(&m, b, 1 + (b - 1) % p->decode_max_batch, timed)) {
+                snprintf(err, errlen, "out of memory");
+                goto out;
+            }
     }
     r->seconds = (now_ms() - t_start) / 1e3;
     r->max_batch = p->max_batch;
@@ -169,16 +216,18 @@ int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size
     r->decode_max_batch = p->decode_max_batch;
     for (int b = 0; b < p->max_batch; b++)
         if (vec_stats(&m.enc[b], &r->encode[b]) || vec_stats(&m.redu[b], &r->reduce[b])
-            || vec_stats(&m.pre[b], &r->prefill[b])) {
+            || vec_stats(&m.pre[b], &r->prefill[b]) || vec_stats(&m.r_enc[b], &r->b2b_encode[b])
+            || vec_stats(&m.r_redu[b], &r->b2b_reduce[b]) || vec_stats(&m.r_pre[b], &r->b2b_prefill[b])) {
             snprintf(err, errlen, "out of memory");
             goto out;
         }
     for (int b = 0; b < p->decode_max_batch; b++)
-        if (vec_stats(&m.llm[b], &r->llm_decode[b])) {
+        if (vec_stats(&m.llm[b], &r->llm_decode[b]) || vec_stats(&m.r_llm[b], &r->b2b_llm_decode[b])) {
             snprintf(err, errlen, "out of memory");
             goto out;
         }
-    if (vec_stats(&m.dec_i, &r->decode_i) || vec_stats(&m.dec_p, &r->decode_p)) {
+    if (vec_stats(&m.dec_i, &r->decode_i) || vec_stats(&m.dec_p, &r->decode_p)
+        || vec_stats(&m.r_dec_i, &r->b2b_decode_i) || vec_stats(&m.r_dec_p, &r->b2b_decode_p)) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -186,8 +235,9 @@ int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size
 out:
     for (int b = 0; b < RP_MIX_MAX_BATCH; b++) {
         free(m.enc[b].v); free(m.redu[b].v); free(m.pre[b].v); free(m.llm[b].v);
+        free(m.r_enc[b].v); free(m.r_redu[b].v); free(m.r_pre[b].v); free(m.r_llm[b].v);
     }
-    free(m.dec_i.v); free(m.dec_p.v);
+    free(m.dec_i.v); free(m.dec_p.v); free(m.r_dec_i.v); free(m.r_dec_p.v);
     free(m.pix); free(m.tok); free(m.red); free(m.bpix); free(m.btok); free(m.bred);
     rp_ops_free(&m.ops);
     dect_clip_free(clip);
@@ -203,9 +253,15 @@ void rp_mix_result_free(rp_mix_result *r)
         harness_result_free(&r->reduce[b]);
         harness_result_free(&r->prefill[b]);
         harness_result_free(&r->llm_decode[b]);
+        harness_result_free(&r->b2b_encode[b]);
+        harness_result_free(&r->b2b_reduce[b]);
+        harness_result_free(&r->b2b_prefill[b]);
+        harness_result_free(&r->b2b_llm_decode[b]);
     }
     harness_result_free(&r->decode_i);
     harness_result_free(&r->decode_p);
+    harness_result_free(&r->b2b_decode_i);
+    harness_result_free(&r->b2b_decode_p);
     memset(r, 0, sizeof *r);
 }
 

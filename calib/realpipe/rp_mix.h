@@ -16,7 +16,11 @@
  * (keep_every), then encode, reduce and prefill that batch, then one LLM
  * decode step (batch 1..decode_max_batch in turn). Every op is timed with
  * CLOCK_MONOTONIC and its samples pooled by shape; the first two rounds are
- * not timed.
+ * not timed. Each round ends with the reference the mix is compared with,
+ * in the same process and minute: every op back to back (twice, the second
+ * timed; a decoder of its own decoding 2b frames in a row, all but the
+ * first timed), so that the ratio mix / back to back is not a drift of the
+ * machine between two programs.
  *
  * The output is two calibration files in vlcalib's formats, so the scenario
  * reads them as it reads vlcalib's: the tiny model's ops (encode, reduce,
@@ -40,6 +44,10 @@ typedef struct {
     harness_result prefill[RP_MIX_MAX_BATCH];   /* b x keep_tokens new tokens */
     harness_result llm_decode[RP_MIX_MAX_BATCH];
     harness_result decode_i, decode_p;          /* the clip's I- and P-frames */
+    /* the same ops back to back, interleaved with the mix round by round */
+    harness_result b2b_encode[RP_MIX_MAX_BATCH], b2b_reduce[RP_MIX_MAX_BATCH],
+                   b2b_prefill[RP_MIX_MAX_BATCH], b2b_llm_decode[RP_MIX_MAX_BATCH];
+    harness_result b2b_decode_i, b2b_decode_p;
     double seconds;                             /* timed wall time */
     size_t clip_bytes;                          /* the clip's encoded size */
 } rp_mix_result;

@@ -500,7 +500,9 @@ Test(realpipe, wakeup_ring_speedup_is_net_of_the_handoff, .timeout = 60)
     cr_assert(rb && sp, "%s", buf);
     cr_assert_eq(sscanf(rb, "\nring_busy: [%lf, %lf]", &b1, &b2), 2, "%s", buf);
     cr_assert_eq(sscanf(sp, "\nspeedup: [%lf, %lf]", &s1, &s2), 2, "%s", buf);
-    cr_expect(b1 > 0.5 && b1 <= 1.0001, "one token keeps at most one core busy: %g", b1);
+    /* (only bounds that hold on a loaded machine: other tests run beside this one) */
+    cr_expect(b1 > 0 && b1 <= 1.0001, "one token keeps at most one core busy: %g", b1);
+    cr_expect(b2 > 0 && b2 <= 2.0001, "two tokens keep at most two cores busy: %g", b2);
     cr_expect_float_eq(s1, 1.0, 1e-9);
     double want = b2 / b1 > 2 ? 2 : b2 / b1;
     cr_expect(fabs(s2 - want) < 1e-3, "speedup[1] %g, ring_busy %g / %g = %g", s2, b2, b1, want);

@@ -13,6 +13,7 @@
 #include "calib/calfile.h"
 #include "calib/decode_time.h"
 #include "calib/realpipe/rp_ops.h"
+#include "calib/realpipe/rp_vec.h"
 #include "sim/out.h"
 
 #define WARM_ROUNDS 2
@@ -24,32 +25,13 @@ static double now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
 }
 
-/* ---- growing sample lists ------------------------------------------------------ */
-
-typedef struct {
-    double *v;
-    int n, cap;
-} vec;
-
-static int vec_push(vec *a, double x)
-{
-    if (a->n == a->cap) {
-        int nc = a->cap ? 2 * a->cap : 64;
-        double *nv = realloc(a->v, (size_t)nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        a->v = nv;
-        a->cap = nc;
-    }
-    a->v[a->n++] = x;
-    return 0;
-}
+/* ---- sample lists (rp_vec.h) ------------------------------------------------------ */
 
 /* Hand a's samples to r (harness_stats owns them then); an empty list gives n = 0. */
-static int vec_stats(vec *a, harness_result *r)
+static int vec_stats(rp_vec *a, harness_result *r)
 {
     memset(r, 0, sizeof *r);
-    if (a->n == 0 || harness_stats(a->v, a->n, r)) {
+    if (a->n == 0 || harness_stats(a->v, (int)a->n, r)) {
         int bad = a->n != 0;
         free(a->v);
         a->v = NULL;
@@ -67,13 +49,13 @@ typedef struct {
     float *pix, *tok, *red;          /* max_batch frames' buffers */
     float **bpix, **btok, **bred;
     long next;                       /* the next frame, all streams interleaved */
-    vec enc[RP_MIX_MAX_BATCH], redu[RP_MIX_MAX_BATCH], pre[RP_MIX_MAX_BATCH], llm[RP_MIX_MAX_BATCH];
-    vec dec_i, dec_p;
+    rp_vec enc[RP_MIX_MAX_BATCH], redu[RP_MIX_MAX_BATCH], pre[RP_MIX_MAX_BATCH], llm[RP_MIX_MAX_BATCH];
+    rp_vec dec_i, dec_p;
     /* the back-to-back reference: its own decoder (stream p->streams) */
     long ref_seq;
-    vec r_enc[RP_MIX_MAX_BATCH], r_redu[RP_MIX_MAX_BATCH], r_pre[RP_MIX_MAX_BATCH],
+    rp_vec r_enc[RP_MIX_MAX_BATCH], r_redu[RP_MIX_MAX_BATCH], r_pre[RP_MIX_MAX_BATCH],
         r_llm[RP_MIX_MAX_BATCH];
-    vec r_dec_i, r_dec_p;
+    rp_vec r_dec_i, r_dec_p;
 } mix_t;
 
 /* Decode frames round robin over the streams until b are kept; timed when
@@ -91,7 +73,7 @@ static int decode_until(mix_t *m, int b, int timed)
         double t0 = now_ms();
         rp_ops_decode(&m->ops, s, seq, keep ? m->bpix[kept] : m->pix + (size_t)p->max_batch * RP_PIX_FLOATS);
         double ms = now_ms() - t0;
-        if (timed && vec_push(seq % p->gop == 0 ? &m->dec_i : &m->dec_p, ms))
+        if (timed && rp_vec_push(seq % p->gop == 0 ? &m->dec_i : &m->dec_p, ms))
             return -1;
         kept += keep;
     }
@@ -113,8 +95,8 @@ static int cycle(mix_t *m, int b, int q, int timed)
     double t4 = now_ms();
     if (!timed)
         return 0;
-    return vec_push(&m->enc[b - 1], t1 - t0) || vec_push(&m->redu[b - 1], t2 - t1)
-        || vec_push(&m->pre[b - 1], t3 - t2) || vec_push(&m->llm[q - 1], t4 - t3) ? -1 : 0;
+    return rp_vec_push(&m->enc[b - 1], t1 - t0) || rp_vec_push(&m->redu[b - 1], t2 - t1)
+        || rp_vec_push(&m->pre[b - 1], t3 - t2) || rp_vec_push(&m->llm[q - 1], t4 - t3) ? -1 : 0;
 }
 
 /* The reference for batch b and LLM batch q: each op twice, the second
@@ -127,7 +109,7 @@ static int reference(mix_t *m, int b, int q, int timed)
         double t0 = now_ms();
         rp_ops_decode(&m->ops, p->streams, seq, m->pix + (size_t)p->max_batch * RP_PIX_FLOATS);
         double ms = now_ms() - t0;
-        if (timed && j > 0 && vec_push(seq % p->gop == 0 ? &m->r_dec_i : &m->r_dec_p, ms))
+        if (timed && j > 0 && rp_vec_push(seq % p->gop == 0 ? &m->r_dec_i : &m->r_dec_p, ms))
             return -1;
     }
     double t[9];
@@ -150,8 +132,8 @@ static int reference(mix_t *m, int b, int q, int timed)
     }
     if (!timed)
         return 0;
-    return vec_push(&m->r_enc[b - 1], t[2] - t[1]) || vec_push(&m->r_redu[b - 1], t[4] - t[3])
-        || vec_push(&m->r_pre[b - 1], t[6] - t[5]) || vec_push(&m->r_llm[q - 1], t[8] - t[7]) ? -1 : 0;
+    return rp_vec_push(&m->r_enc[b - 1], t[2] - t[1]) || rp_vec_push(&m->r_redu[b - 1], t[4] - t[3])
+        || rp_vec_push(&m->r_pre[b - 1], t[6] - t[5]) || rp_vec_push(&m->r_llm[q - 1], t[8] - t[7]) ? -1 : 0;
 }
 
 int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size_t errlen)
@@ -389,13 +371,7 @@ int rp_mix_save(const rp_params *p, const rp_mix_result *r, int rounds, const ch
         return -1;
     /* the clip's decode, in vlcalib decode's format */
     dect_params dp;
-    dect_params_default(&dp);
-    dp.width = p->width;
-    dp.height = p->height;
-    dp.gop = p->gop;
-    dp.bframes = 0;
-    dp.frames = p->clip_frames;
-    dp.fps = 30;
+    rp_ops_clip_params(p, &dp);
     dp.passes = rounds;
     dect_result dr;
     memset(&dr, 0, sizeof dr);

@@ -14,16 +14,21 @@ struct rp_stream_dec {
     AVFrame *frame;
 };
 
+void rp_ops_clip_params(const rp_params *p, dect_params *dp)
+{
+    dect_params_default(dp);
+    dp->width = p->width;
+    dp->height = p->height;
+    dp->gop = p->gop;
+    dp->bframes = 0;
+    dp->frames = p->clip_frames;
+    dp->fps = 30;
+}
+
 int rp_ops_clip(const rp_params *p, dect_clip **clip, char *err, size_t errlen)
 {
     dect_params dp;
-    dect_params_default(&dp);
-    dp.width = p->width;
-    dp.height = p->height;
-    dp.gop = p->gop;
-    dp.bframes = 0;
-    dp.frames = p->clip_frames;
-    dp.fps = 30;
+    rp_ops_clip_params(p, &dp);
     return dect_clip_make(&dp, clip, err, errlen);
 }
 

@@ -35,7 +35,9 @@ typedef struct {
     void *ws_t;
 } rp_ops;
 
-/* The clip p describes (640x360 H.264 GOP 30, ...: dect_clip_make). */
+/* The clip p describes (640x360 H.264 GOP 30, ...), as vlcalib decode's
+ * parameters, and the clip itself (dect_clip_make). */
+void rp_ops_clip_params(const rp_params *p, dect_params *dp);
 int rp_ops_clip(const rp_params *p, dect_clip **clip, char *err, size_t errlen);
 /* The clip's size in bytes (its packets'). */
 size_t rp_ops_clip_bytes(const dect_clip *clip);

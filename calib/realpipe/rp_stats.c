@@ -1,6 +1,7 @@
 /* rp_stats.c — percentiles and drop rates of span sets and of a simulator
  * CSV. See rp_stats.h. Never prints; never reads the clock. */
 #include "calib/realpipe/rp_stats.h"
+#include "calib/realpipe/rp_vec.h"
 
 #include <errno.h>
 #include <math.h>
@@ -22,26 +23,7 @@ double rp_rel_err(double real, double sim)
     return (sim - real) / real;
 }
 
-typedef struct {
-    double *v;
-    size_t n, cap;
-} vec;
-
-static int vec_add(vec *a, double x)
-{
-    if (a->n == a->cap) {
-        size_t nc = a->cap ? 2 * a->cap : 1024;
-        double *nv = realloc(a->v, nc * sizeof *nv);
-        if (!nv)
-            return -1;
-        a->v = nv;
-        a->cap = nc;
-    }
-    a->v[a->n++] = x;
-    return 0;
-}
-
-static rp_pct pct_of(vec *a)
+static rp_pct pct_of(rp_vec *a)
 {
     gsl_sort(a->v, 1, a->n);
     rp_pct p = {rp_quantile(a->v, a->n, 0.50), rp_quantile(a->v, a->n, 0.95),
@@ -53,7 +35,7 @@ int rp_metrics_of(const rp_set *s, int run, double warmup_ms, rp_metrics *m, dou
                   size_t *ne2e)
 {
     memset(m, 0, sizeof *m);
-    vec fr = {0}, st[RP_NSTAGES];
+    rp_vec fr = {0}, st[RP_NSTAGES];
     memset(st, 0, sizeof st);
     int bad = 0;
     for (size_t i = 0; i < s->n && !bad; i++) {
@@ -69,11 +51,11 @@ int rp_metrics_of(const rp_set *s, int run, double warmup_ms, rp_metrics *m, dou
                 m->sampled_out++;
             if (r->stage == RP_PREFILL && r->outcome == RP_DONE) {
                 m->completed++;
-                bad |= vec_add(&fr, r->end - r->arrive);
+                bad |= rp_vec_push(&fr, r->end - r->arrive);
             }
         }
         if (r->outcome == RP_DONE || r->outcome == RP_SAMPLED_OUT)
-            bad |= vec_add(&st[r->stage], r->end - r->enq);
+            bad |= rp_vec_push(&st[r->stage], r->end - r->enq);
     }
     if (!bad) {
         m->frame = pct_of(&fr);

@@ -344,8 +344,9 @@ static int cmd_mixcal(opts *o, char *err, size_t n)
         rp_mix_result_free(&r);
         goto done;
     }
-    printf("# vlrealpipe mixcal: %d rounds in %.2f s; ms; ref = the same op back to back in the same\n"
-           "# rounds (its mean), /ref = mix mean / ref%s\n", o->rounds, r.seconds,
+    printf("# vlrealpipe mixcal: %d rounds in %.2f s, decodes spread over %d core%s; ms; ref = the same\n"
+           "# op back to back in the same rounds on one core (its mean), /ref = mix mean / ref%s\n",
+           o->rounds, r.seconds, r.decode_cores, r.decode_cores == 1 ? "" : "s",
            o->calib ? "; iso = the back-to-back files' mean (--calib, --decode-calib,\n"
                       "# timed by another program earlier), /iso = mix mean / iso" : "");
     printf("%-12s %-11s %5s %8s %8s %8s %8s %6s%s\n", "op", "shape", "n", "mean", "p50", "p95",

@@ -1,8 +1,11 @@
 /* rp_mix.c — the mix calibration. See rp_mix.h. It must never read a
  * span file or run the pipeline's threads: it is a calibration, and the
  * pipeline is what it is later judged against. */
+#define _GNU_SOURCE                   /* pthread_setaffinity_np */
 #include "calib/realpipe/rp_mix.h"
 
+#include <pthread.h>
+#include <sched.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,6 +44,71 @@ static int vec_stats(rp_vec *a, harness_result *r)
     return 0;
 }
 
+/* ---- decoding on another core ------------------------------------------------------ *
+ * In the pipeline whichever decode worker is free takes a stream's next frame, so
+ * its decoder state is often in another core's caches than the last frame's. The
+ * mix decodes each frame on a core drawn uniformly from the first `cores` CPUs
+ * (the stream's last core with chance 1 / cores, as with workers placed at
+ * random): core 0 is the mix's own thread, each other one a helper pinned there
+ * that decodes one frame when asked while the mix's thread waits (nothing runs
+ * beside it: the op is still timed alone). */
+
+typedef struct {
+    pthread_t th;
+    int started;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int job, stop;                   /* job: 1 asked, 0 done */
+    int s;
+    long seq;
+    float *pix;
+    double ms;
+    rp_ops *ops;
+} core_helper;
+
+static int pin_to(pthread_t th, int cpu)
+{
+    cpu_set_t cs;
+    CPU_ZERO(&cs);
+    CPU_SET(cpu, &cs);
+    return pthread_setaffinity_np(th, sizeof cs, &cs);
+}
+
+static void *helper_main(void *arg)
+{
+    core_helper *h = arg;
+    pthread_mutex_lock(&h->mu);
+    for (;;) {
+        while (!h->job && !h->stop)
+            pthread_cond_wait(&h->cv, &h->mu);
+        if (h->stop)
+            break;
+        double t0 = now_ms();
+        rp_ops_decode(h->ops, h->s, h->seq, h->pix);
+        h->ms = now_ms() - t0;
+        h->job = 0;
+        pthread_cond_broadcast(&h->cv);
+    }
+    pthread_mutex_unlock(&h->mu);
+    return NULL;
+}
+
+/* Decode on helper h: the time the decode took there. */
+static double helper_decode(core_helper *h, int s, long seq, float *pix)
+{
+    pthread_mutex_lock(&h->mu);
+    h->s = s;
+    h->seq = seq;
+    h->pix = pix;
+    h->job = 1;
+    pthread_cond_broadcast(&h->cv);
+    while (h->job)
+        pthread_cond_wait(&h->cv, &h->mu);
+    double ms = h->ms;
+    pthread_mutex_unlock(&h->mu);
+    return ms;
+}
+
 /* ---- the run --------------------------------------------------------------------- */
 
 typedef struct {
@@ -56,7 +124,66 @@ typedef struct {
     rp_vec r_enc[RP_MIX_MAX_BATCH], r_redu[RP_MIX_MAX_BATCH], r_pre[RP_MIX_MAX_BATCH],
         r_llm[RP_MIX_MAX_BATCH];
     rp_vec r_dec_i, r_dec_p;
+    /* the cores the mix decodes on: 0 is this thread, helper[c - 1] core c */
+    int ncores;
+    core_helper helper[RP_MIX_MAX_CORES - 1];
+    uint64_t pick;                   /* splitmix64 state for the core draws */
 } mix_t;
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* Helpers on cores 1 .. want - 1, with this thread on core 0: the cores used
+ * (1 when pinning is refused: then everything runs here, unpinned). */
+static int start_helpers(mix_t *m, int want)
+{
+    if (want > RP_MIX_MAX_CORES)
+        want = RP_MIX_MAX_CORES;
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (online > 0 && want > online)
+        want = (int)online;
+    if (want < 2 || pin_to(pthread_self(), 0))
+        return 1;
+    int n = 1;
+    for (int c = 1; c < want; c++) {
+        core_helper *h = &m->helper[c - 1];
+        h->ops = &m->ops;
+        pthread_mutex_init(&h->mu, NULL);
+        pthread_cond_init(&h->cv, NULL);
+        if (pthread_create(&h->th, NULL, helper_main, h)) {
+            pthread_mutex_destroy(&h->mu);
+            pthread_cond_destroy(&h->cv);
+            break;
+        }
+        h->started = 1;
+        if (pin_to(h->th, c))
+            break;
+        n = c + 1;
+    }
+    return n;
+}
+
+static void stop_helpers(mix_t *m)
+{
+    for (int c = 0; c < RP_MIX_MAX_CORES - 1; c++) {
+        core_helper *h = &m->helper[c];
+        if (!h->started)
+            continue;
+        pthread_mutex_lock(&h->mu);
+        h->stop = 1;
+        pthread_cond_broadcast(&h->cv);
+        pthread_mutex_unlock(&h->mu);
+        pthread_join(h->th, NULL);
+        pthread_mutex_destroy(&h->mu);
+        pthread_cond_destroy(&h->cv);
+        h->started = 0;
+    }
+}
 
 /* Decode frames round robin over the streams until b are kept; timed when
  * keep is set. Frame n is stream n mod streams, its frame n / streams, as
@@ -70,9 +197,16 @@ static int decode_until(mix_t *m, int b, int timed)
         int s = (int)(n % p->streams);
         long seq = n / p->streams;
         int keep = seq % p->keep_every == 0;
-        double t0 = now_ms();
-        rp_ops_decode(&m->ops, s, seq, keep ? m->bpix[kept] : m->pix + (size_t)p->max_batch * RP_PIX_FLOATS);
-        double ms = now_ms() - t0;
+        float *pix = keep ? m->bpix[kept] : m->pix + (size_t)p->max_batch * RP_PIX_FLOATS;
+        int core = m->ncores > 1 ? (int)(splitmix64(&m->pick) % (uint64_t)m->ncores) : 0;
+        double ms;
+        if (core > 0) {
+            ms = helper_decode(&m->helper[core - 1], s, seq, pix);
+        } else {
+            double t0 = now_ms();
+            rp_ops_decode(&m->ops, s, seq, pix);
+            ms = now_ms() - t0;
+        }
         if (timed && rp_vec_push(seq % p->gop == 0 ? &m->dec_i : &m->dec_p, ms))
             return -1;
         kept += keep;
@@ -153,6 +287,8 @@ int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size
     dect_clip *clip = NULL;
     int rc = -1;
     size_t B = (size_t)p->max_batch;
+    cpu_set_t before;                     /* this thread's CPUs, given back at the end */
+    int had_mask = pthread_getaffinity_np(pthread_self(), sizeof before, &before) == 0;
     rp_params with_ref = *p;
     with_ref.streams = p->streams + 1;     /* the last decoder is the reference's */
     if (rp_ops_clip(p, &clip, err, errlen) || rp_ops_init(&m.ops, &with_ref, clip, err, errlen))
@@ -172,6 +308,8 @@ int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size
         m.btok[j] = m.tok + j * RP_TOK_FLOATS;
         m.bred[j] = m.red + j * (size_t)p->keep_tokens * 64;
     }
+    m.pick = p->seed;
+    m.ncores = start_helpers(&m, p->cores);
     double t_start = 0;
     int q = 0;
     for (int round = 0; round < WARM_ROUNDS + rounds; round++) {
@@ -194,6 +332,7 @@ int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size
     }
     r->seconds = (now_ms() - t_start) / 1e3;
     r->max_batch = p->max_batch;
+    r->decode_cores = m.ncores;
     r->clip_bytes = rp_ops_clip_bytes(clip);
     r->decode_max_batch = p->decode_max_batch;
     for (int b = 0; b < p->max_batch; b++)
@@ -215,6 +354,9 @@ int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size
     }
     rc = 0;
 out:
+    stop_helpers(&m);
+    if (had_mask)
+        pthread_setaffinity_np(pthread_self(), sizeof before, &before);
     for (int b = 0; b < RP_MIX_MAX_BATCH; b++) {
         free(m.enc[b].v); free(m.redu[b].v); free(m.pre[b].v); free(m.llm[b].v);
         free(m.r_enc[b].v); free(m.r_redu[b].v); free(m.r_pre[b].v); free(m.r_llm[b].v);
@@ -348,9 +490,10 @@ int rp_mix_save(const rp_params *p, const rp_mix_result *r, int rounds, const ch
     char comment[1024], sp[4096];
     snprintf(comment, sizeof comment,
              "vlrealpipe mixcal (calib/realpipe/rp_mix.h): CPU timings of model tiny in the pipeline's op\n"
-             "mix on one thread (decode %d streams round robin, keep every %d, then encode, reduce, prefill\n"
-             "and one LLM decode step), batch sizes 1..%d in turn, %d timed rounds after %d; raw samples\n"
-             "beside this file", p->streams, p->keep_every, p->max_batch, rounds, WARM_ROUNDS);
+             "mix, one op at a time (decode %d streams round robin, each frame on one of %d cores at random,\n"
+             "keep every %d, then encode, reduce, prefill and one LLM decode step), batch sizes 1..%d in\n"
+             "turn, %d timed rounds after %d; raw samples beside this file", p->streams, r->decode_cores,
+             p->keep_every, p->max_batch, rounds, WARM_ROUNDS);
     calf_file f;
     if (build_tiny(p, r, &f, err, errlen))
         return -1;
@@ -382,7 +525,8 @@ int rp_mix_save(const rp_params *p, const rp_mix_result *r, int rounds, const ch
     snprintf(dr.encoder, sizeof dr.encoder, "libx264");
     char note[256];
     snprintf(note, sizeof note,
-             "Timed by vlrealpipe mixcal in the pipeline's op mix (%d streams round robin, between the\n"
-             "executor's batches), not back to back: \"passes\" above counts the mix's rounds.", p->streams);
+             "Timed by vlrealpipe mixcal in the pipeline's op mix (%d streams round robin, each frame on one\n"
+             "of %d cores at random, between the executor's batches), not back to back: \"passes\" above\n"
+             "counts the mix's rounds.", p->streams, r->decode_cores);
     return dect_write_files(decode_out, &dp, &dr, note, err, errlen);
 }

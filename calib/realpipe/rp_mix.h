@@ -13,7 +13,9 @@
  * for a batch size b (every size 1..max_batch in turn), decode frames of the
  * streams round robin (each stream's frames in order, so I-frames fall at
  * their GOP positions, the streams' together) until b frames are kept
- * (keep_every), then encode, reduce and prefill that batch, then one LLM
+ * (keep_every) — each frame on a core drawn at random from the first
+ * `cores` (rp_mix.c: the decode workers take a stream's frames on whichever
+ * core they run, so its decoder state moves between the cores' caches) — then encode, reduce and prefill that batch, then one LLM
  * decode step (batch 1..decode_max_batch in turn). Every op is timed with
  * CLOCK_MONOTONIC and its samples pooled by shape; the first two rounds are
  * not timed. Each round ends with the reference the mix is compared with,
@@ -36,6 +38,7 @@
 #include "calib/realpipe/rp_params.h"
 
 #define RP_MIX_MAX_BATCH 64
+#define RP_MIX_MAX_CORES 64
 
 typedef struct {
     int max_batch, decode_max_batch;
@@ -50,6 +53,7 @@ typedef struct {
     harness_result b2b_decode_i, b2b_decode_p;
     double seconds;                             /* timed wall time */
     size_t clip_bytes;                          /* the clip's encoded size */
+    int decode_cores;                           /* the cores the mix's decodes were spread over */
 } rp_mix_result;
 
 /* Run rounds (>= 1) timed rounds (after 2 untimed) of the mix for p. 0, or

@@ -475,7 +475,11 @@ Test(realpipe, mixcal_counts_and_files, .timeout = 120)
     scenario_cfg c;
     int rc = scn_load(scen, &c, err, sizeof err);
     cr_assert_eq(rc, 0, "%s", err);
-    cr_expect(fabs(cfg_table_ms(&c.stages[2].table, 2) - r.encode[1].mean) < 1e-5);
+    /* (a table never falls: a batch of 2 timed below the batch of 1 — 3 samples
+     * each, on a busy machine — is raised to it, calf_table) */
+    double want2 = r.encode[1].mean > r.encode[0].mean ? r.encode[1].mean : r.encode[0].mean;
+    cr_expect(fabs(cfg_table_ms(&c.stages[2].table, 2) - want2) < 1e-5, "table(2) %g, want %g",
+              cfg_table_ms(&c.stages[2].table, 2), want2);
     cfg_free(&c);
     rp_mix_result_free(&r);
     kit_rm_rf(dir);

@@ -47,9 +47,9 @@ static int vec_stats(rp_vec *a, harness_result *r)
 /* ---- decoding on another core ------------------------------------------------------ *
  * In the pipeline whichever decode worker is free takes a stream's next frame, so
  * its decoder state is often in another core's caches than the last frame's. The
- * mix decodes each frame on a core drawn uniformly from the first `cores` CPUs
- * (the stream's last core with chance 1 / cores, as with workers placed at
- * random): core 0 is the mix's own thread, each other one a helper pinned there
+ * mix decodes each frame on a core drawn uniformly from the first `cores` CPUs it
+ * may use (the stream's last core with chance 1 / cores, as with workers placed
+ * at random): core 0 is the mix's own thread, each other one a helper pinned there
  * that decodes one frame when asked while the mix's thread waits (nothing runs
  * beside it: the op is still timed alone). */
 
@@ -138,16 +138,17 @@ static uint64_t splitmix64(uint64_t *x)
     return z ^ (z >> 31);
 }
 
-/* Helpers on cores 1 .. want - 1, with this thread on core 0: the cores used
+/* This thread on the first CPU it may run on, helpers on the next want - 1
+ * (allowed: the CPUs this thread may use, NULL: 0, 1, ...): the cores used
  * (1 when pinning is refused: then everything runs here, unpinned). */
-static int start_helpers(mix_t *m, int want)
+static int start_helpers(mix_t *m, int want, const cpu_set_t *allowed)
 {
-    if (want > RP_MIX_MAX_CORES)
-        want = RP_MIX_MAX_CORES;
-    long online = sysconf(_SC_NPROCESSORS_ONLN);
-    if (online > 0 && want > online)
-        want = (int)online;
-    if (want < 2 || pin_to(pthread_self(), 0))
+    int cpu[RP_MIX_MAX_CORES], ncpu = 0;
+    for (int c = 0; c < CPU_SETSIZE && ncpu < RP_MIX_MAX_CORES && ncpu < want; c++)
+        if (allowed ? CPU_ISSET(c, allowed) : c < sysconf(_SC_NPROCESSORS_ONLN))
+            cpu[ncpu++] = c;
+    want = ncpu;
+    if (want < 2 || pin_to(pthread_self(), cpu[0]))
         return 1;
     int n = 1;
     for (int c = 1; c < want; c++) {
@@ -161,7 +162,7 @@ static int start_helpers(mix_t *m, int want)
             break;
         }
         h->started = 1;
-        if (pin_to(h->th, c))
+        if (pin_to(h->th, cpu[c]))
             break;
         n = c + 1;
     }
@@ -309,7 +310,7 @@ int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size
         m.bred[j] = m.red + j * (size_t)p->keep_tokens * 64;
     }
     m.pick = p->seed;
-    m.ncores = start_helpers(&m, p->cores);
+    m.ncores = start_helpers(&m, p->cores, had_mask ? &before : NULL);
     double t_start = 0;
     int q = 0;
     for (int round = 0; round < WARM_ROUNDS + rounds; round++) {

@@ -1,15 +1,16 @@
 /* rp_mix.h — the mix calibration (`vlrealpipe mixcal`): the pipeline's ops
- * timed in isolation from the pipeline, on one thread, in the order a frame
- * meets them, so each op is timed in the cache state the other ops leave
- * behind (issue 7).
+ * timed apart from the pipeline, one at a time, in the order a frame meets
+ * them, so each op is timed in the cache state the other ops leave behind
+ * (issue 7).
  *
  * vlcalib times every op back to back: the same op, the same buffers, warm
  * caches. In the pipeline the ops take turns on a core — a P-frame decode of
  * stream 3 after the encoder's batch, the encoder after eight streams'
- * decodes — and each starts with caches the others filled. Measured here,
- * ops interleaved so run 15-30 % slower than back to back (calib/realpipe/
- * README.md, "Results"). The mix calibration replays that order, with no
- * threads, queues, clocks or schedule of the pipeline: cycle after cycle,
+ * decodes — and each starts with caches the others filled. Measured here
+ * by this file's own reference, the interleaved ops run 0-17 % slower than
+ * back to back, the tiny ones (reduce, LLM decode) up to 38 %
+ * (calib/realpipe/README.md). The mix calibration replays that order, with none
+ * of the pipeline's threads, queues or schedule: cycle after cycle,
  * for a batch size b (every size 1..max_batch in turn), decode frames of the
  * streams round robin (each stream's frames in order, so I-frames fall at
  * their GOP positions, the streams' together) until b frames are kept

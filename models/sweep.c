@@ -30,9 +30,7 @@
 #define POINT_FORMAT 1           /* "vlsim_sweep_point": the point file's format */
 #define MSG 1024                 /* message buffers */
 
-static void fmt_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void fmt_err(char *err, size_t errlen, const char *fmt, ...)
+void sweep_fmt_err(char *err, size_t errlen, const char *fmt, ...)
 {
     if (!err || !errlen)
         return;
@@ -79,13 +77,13 @@ static int trim_copy(const char *s, const char *e, char *out, size_t n)
 static int axis_check_values(const sweep_axis *a, const char *what, char *err, size_t errlen)
 {
     if (a->nvalues < 1) {
-        fmt_err(err, errlen, "%s %s: no values", what, a->key);
+        sweep_fmt_err(err, errlen, "%s %s: no values", what, a->key);
         return -1;
     }
     for (int i = 0; i < a->nvalues; i++)
         for (int j = 0; j < i; j++)
             if (strcmp(a->values[i], a->values[j]) == 0) {
-                fmt_err(err, errlen, "%s %s: value '%s' given twice", what, a->key, a->values[i]);
+                sweep_fmt_err(err, errlen, "%s %s: value '%s' given twice", what, a->key, a->values[i]);
                 return -1;
             }
     return 0;
@@ -96,17 +94,17 @@ int sweep_axis_parse(const char *spec, sweep_axis *out, char *err, size_t errlen
     memset(out, 0, sizeof *out);
     const char *eq = strchr(spec, '=');
     if (!eq) {
-        fmt_err(err, errlen, "axis '%s': expected KEY=V1,V2,...", spec);
+        sweep_fmt_err(err, errlen, "axis '%s': expected KEY=V1,V2,...", spec);
         return -1;
     }
     int klen = trim_copy(spec, eq, out->key, sizeof out->key);
     if (klen < 0) {
-        fmt_err(err, errlen, "axis '%s': key longer than %zu characters", spec,
+        sweep_fmt_err(err, errlen, "axis '%s': key longer than %zu characters", spec,
                 sizeof out->key - 1);
         return -1;
     }
     if (klen == 0) {
-        fmt_err(err, errlen, "axis '%s': empty key", spec);
+        sweep_fmt_err(err, errlen, "axis '%s': empty key", spec);
         return -1;
     }
     const char *p = eq + 1;
@@ -114,18 +112,18 @@ int sweep_axis_parse(const char *spec, sweep_axis *out, char *err, size_t errlen
         const char *comma = strchr(p, ',');
         const char *end = comma ? comma : p + strlen(p);
         if (out->nvalues == CFG_MAX_AXIS_VALUES) {
-            fmt_err(err, errlen, "axis %s: more than %d values", out->key, CFG_MAX_AXIS_VALUES);
+            sweep_fmt_err(err, errlen, "axis %s: more than %d values", out->key, CFG_MAX_AXIS_VALUES);
             return -1;
         }
         char *v = out->values[out->nvalues];
         int vlen = trim_copy(p, end, v, sizeof out->values[0]);
         if (vlen < 0) {
-            fmt_err(err, errlen, "axis %s: value '%.*s' longer than %zu characters", out->key,
+            sweep_fmt_err(err, errlen, "axis %s: value '%.*s' longer than %zu characters", out->key,
                     (int)(end - p), p, sizeof out->values[0] - 1);
             return -1;
         }
         if (vlen == 0) {
-            fmt_err(err, errlen, "axis %s: empty value in '%s'", out->key, eq + 1);
+            sweep_fmt_err(err, errlen, "axis %s: empty value in '%s'", out->key, eq + 1);
             return -1;
         }
         out->nvalues++;
@@ -143,7 +141,7 @@ int sweep_axes_merge(const sweep_axis *scn, int nscn, const sweep_axis *cli, int
     for (int i = 0; i < ncli; i++)
         for (int j = 0; j < i; j++)
             if (same_key(cli[i].key, cli[j].key)) {
-                fmt_err(err, errlen, "axis %s given twice on the command line%s%s%s", cli[i].key,
+                sweep_fmt_err(err, errlen, "axis %s given twice on the command line%s%s%s", cli[i].key,
                         strcmp(cli[i].key, cli[j].key) ? " (as " : "",
                         strcmp(cli[i].key, cli[j].key) ? cli[j].key : "",
                         strcmp(cli[i].key, cli[j].key) ? ")" : "");
@@ -152,7 +150,7 @@ int sweep_axes_merge(const sweep_axis *scn, int nscn, const sweep_axis *cli, int
     for (int i = 0; i < nscn; i++) {
         for (int j = 0; j < i; j++)
             if (same_key(scn[i].key, scn[j].key)) {
-                fmt_err(err, errlen, "sweep: axis %s given twice (as %s)", scn[i].key, scn[j].key);
+                sweep_fmt_err(err, errlen, "sweep: axis %s given twice (as %s)", scn[i].key, scn[j].key);
                 return -1;
             }
         const sweep_axis *a = &scn[i];
@@ -160,7 +158,7 @@ int sweep_axes_merge(const sweep_axis *scn, int nscn, const sweep_axis *cli, int
             if (same_key(cli[j].key, scn[i].key))
                 a = &cli[j];
         if (n == CFG_MAX_AXES) {
-            fmt_err(err, errlen, "more than %d axes", CFG_MAX_AXES);
+            sweep_fmt_err(err, errlen, "more than %d axes", CFG_MAX_AXES);
             return -1;
         }
         if (axis_check_values(a, a == &scn[i] ? "sweep axis" : "axis", err, errlen) != 0)
@@ -174,7 +172,7 @@ int sweep_axes_merge(const sweep_axis *scn, int nscn, const sweep_axis *cli, int
         if (replaced)
             continue;
         if (n == CFG_MAX_AXES) {
-            fmt_err(err, errlen, "more than %d axes", CFG_MAX_AXES);
+            sweep_fmt_err(err, errlen, "more than %d axes", CFG_MAX_AXES);
             return -1;
         }
         if (axis_check_values(&cli[j], "axis", err, errlen) != 0)
@@ -281,17 +279,17 @@ int sweep_points_make(const sweep_axis *axes, int naxes, sweep_sample kind, int 
 {
     memset(out, 0, sizeof *out);
     if (naxes < 0 || naxes > CFG_MAX_AXES) {
-        fmt_err(err, errlen, "%d axes: at most %d", naxes, CFG_MAX_AXES);
+        sweep_fmt_err(err, errlen, "%d axes: at most %d", naxes, CFG_MAX_AXES);
         return -1;
     }
     for (int a = 0; a < naxes; a++)
         if (axes[a].nvalues < 1 || axes[a].nvalues > CFG_MAX_AXIS_VALUES) {
-            fmt_err(err, errlen, "axis %s: %d values (1 to %d)", axes[a].key, axes[a].nvalues,
+            sweep_fmt_err(err, errlen, "axis %s: %d values (1 to %d)", axes[a].key, axes[a].nvalues,
                     CFG_MAX_AXIS_VALUES);
             return -1;
         }
     if (kind != SWEEP_GRID && (n < 1 || n > SWEEP_MAX_POINTS)) {
-        fmt_err(err, errlen, "%s %d: the number of samples must be 1 to %d",
+        sweep_fmt_err(err, errlen, "%s %d: the number of samples must be 1 to %d",
                 kind == SWEEP_LHS ? "lhs" : "random", n, SWEEP_MAX_POINTS);
         return -1;
     }
@@ -306,7 +304,7 @@ int sweep_points_make(const sweep_axis *axes, int naxes, sweep_sample kind, int 
     gsl_rng *r = NULL;
     if (kind == SWEEP_GRID || (kind == SWEEP_RANDOM && (uint64_t)n >= T)) {
         if (T > SWEEP_MAX_POINTS) {
-            fmt_err(err, errlen, "the grid has %llu points, more than %d; sample it "
+            sweep_fmt_err(err, errlen, "the grid has %llu points, more than %d; sample it "
                     "(random N or lhs N) or use fewer values",
                     (unsigned long long)T, SWEEP_MAX_POINTS);
             return -1;
@@ -379,7 +377,7 @@ oom:
     if (r)
         gsl_rng_free(r);
     sweep_points_free(out);
-    fmt_err(err, errlen, "out of memory making %d sweep points", np);
+    sweep_fmt_err(err, errlen, "out of memory making %d sweep points", np);
     return -1;
 }
 
@@ -893,7 +891,7 @@ static int load_point(const sweep_ctx *c, int p, scenario_cfg *cfg, char *err, s
     if (scn_load_ex(c->path, ov, nov, cfg, msg, sizeof msg) != 0) {
         char name[512];
         point_name(c, p, name, sizeof name);
-        fmt_err(err, errlen, "%s: %s", name, msg);
+        sweep_fmt_err(err, errlen, "%s: %s", name, msg);
         return -1;
     }
     return 0;
@@ -988,7 +986,7 @@ static int write_point(const sweep_ctx *c, int p, const run_result *r, const cha
     point_path(c, p, path, sizeof path);
     char *json = sweep_point_result_text(r);
     if (!json) {
-        fmt_err(err, errlen, "%s: out of memory", path);
+        sweep_fmt_err(err, errlen, "%s: out of memory", path);
         return -1;
     }
     out_file o;
@@ -1074,7 +1072,7 @@ static int run_point(const sweep_ctx *c, int p, int *code, char *msg, size_t msg
     if (rrc != 0) {
         char name[512];
         point_name(c, p, name, sizeof name);
-        fmt_err(msg, msglen, "%s: %s", name, rerr);
+        sweep_fmt_err(msg, msglen, "%s: %s", name, rerr);
         cfg_free(&cfg);
         return 1;
     }
@@ -1140,7 +1138,7 @@ static int make_dirs(const char *dir, char *err, size_t errlen)
 {
     char buf[4200];
     if (snprintf(buf, sizeof buf, "%s", dir) >= (int)sizeof buf) {
-        fmt_err(err, errlen, "%s: path too long", dir);
+        sweep_fmt_err(err, errlen, "%s: path too long", dir);
         return -1;
     }
     for (char *s = buf + 1;; s++) {
@@ -1150,11 +1148,11 @@ static int make_dirs(const char *dir, char *err, size_t errlen)
             struct stat st;
             if (stat(buf, &st) != 0) {
                 if (mkdir(buf, 0777) != 0 && errno != EEXIST) {
-                    fmt_err(err, errlen, "%s: cannot create directory: %s", buf, strerror(errno));
+                    sweep_fmt_err(err, errlen, "%s: cannot create directory: %s", buf, strerror(errno));
                     return -1;
                 }
             } else if (!S_ISDIR(st.st_mode)) {
-                fmt_err(err, errlen, "%s: not a directory", buf);
+                sweep_fmt_err(err, errlen, "%s: not a directory", buf);
                 return -1;
             }
             *s = save;
@@ -1206,7 +1204,7 @@ static int prepare_dir(sweep_ctx *c, char *err, size_t errlen)
     const char *dir = c->o->out_dir;
     struct stat st;
     if (stat(dir, &st) == 0 && !S_ISDIR(st.st_mode)) {
-        fmt_err(err, errlen, "%s: not a directory", dir);
+        sweep_fmt_err(err, errlen, "%s: not a directory", dir);
         return SWEEP_BAD_INPUT;
     }
     for (int pass = 0; pass < 2; pass++) {         /* 0: check everything, 1: clean up */
@@ -1214,7 +1212,7 @@ static int prepare_dir(sweep_ctx *c, char *err, size_t errlen)
         if (!d) {
             if (errno == ENOENT)
                 break;
-            fmt_err(err, errlen, "%s: %s", dir, strerror(errno));
+            sweep_fmt_err(err, errlen, "%s: %s", dir, strerror(errno));
             return SWEEP_BAD_INPUT;
         }
         struct dirent *e;
@@ -1223,7 +1221,7 @@ static int prepare_dir(sweep_ctx *c, char *err, size_t errlen)
                 continue;
             bool isd = is_dir_entry(dir, e->d_name);
             if (pass == 0 && !sweep_dir_entry_ok(e->d_name, isd)) {
-                fmt_err(err, errlen, "%s: holds %s%s, which is not a sweep's; give a new or "
+                sweep_fmt_err(err, errlen, "%s: holds %s%s, which is not a sweep's; give a new or "
                         "empty directory, or one an earlier sweep wrote", dir, e->d_name,
                         isd ? "/" : "");
                 closedir(d);
@@ -1245,7 +1243,7 @@ static int prepare_dir(sweep_ctx *c, char *err, size_t errlen)
             bool tmp = false;
             bool ok = point_file_name(e->d_name, &tmp) && !is_dir_entry(c->pdir, e->d_name);
             if (pass == 0 && !ok) {
-                fmt_err(err, errlen, "%s: holds %s, which is not a sweep's point file; give a "
+                sweep_fmt_err(err, errlen, "%s: holds %s, which is not a sweep's point file; give a "
                         "new or empty directory", c->pdir, e->d_name);
                 closedir(d);
                 return SWEEP_BAD_INPUT;
@@ -1261,7 +1259,7 @@ static int prepare_dir(sweep_ctx *c, char *err, size_t errlen)
     if (make_dirs(dir, err, errlen) != 0 || make_dirs(c->pdir, err, errlen) != 0)
         return SWEEP_FAIL;
     if (access(c->pdir, W_OK) != 0) {
-        fmt_err(err, errlen, "%s: not writable", c->pdir);
+        sweep_fmt_err(err, errlen, "%s: not writable", c->pdir);
         return SWEEP_FAIL;
     }
     return SWEEP_OK;
@@ -1281,7 +1279,7 @@ static int write_results(const sweep_ctx *c, char *err, size_t errlen)
         if (!point_matches(c, p, &row)) {
             char pp[4300];
             point_path(c, p, pp, sizeof pp);
-            fmt_err(err, errlen, "%s: missing or changed while the sweep ran", pp);
+            sweep_fmt_err(err, errlen, "%s: missing or changed while the sweep ran", pp);
             out_abort(&o);
             return SWEEP_FAIL;
         }
@@ -1297,20 +1295,20 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
     if (o->summary)
         memset(o->summary, 0, sizeof *o->summary);
     if (!o->out_dir || !*o->out_dir) {
-        fmt_err(err, errlen, "sweep: no output directory");
+        sweep_fmt_err(err, errlen, "sweep: no output directory");
         return SWEEP_BAD_INPUT;
     }
     if (strlen(o->out_dir) > 4000) {
-        fmt_err(err, errlen, "%s: path too long", o->out_dir);
+        sweep_fmt_err(err, errlen, "%s: path too long", o->out_dir);
         return SWEEP_BAD_INPUT;
     }
     if (o->replications < 0 || o->duration_s < 0 || !isfinite(o->duration_s)) {
-        fmt_err(err, errlen, "sweep: replications and duration must be > 0");
+        sweep_fmt_err(err, errlen, "sweep: replications and duration must be > 0");
         return SWEEP_BAD_INPUT;
     }
     sweep_ctx *c = calloc(1, sizeof *c);
     if (!c) {
-        fmt_err(err, errlen, "out of memory");
+        sweep_fmt_err(err, errlen, "out of memory");
         return SWEEP_FAIL;
     }
     c->path = scenario_path;
@@ -1340,7 +1338,7 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
         have0 = true;
     }
     if (o->naxes < 0 || o->naxes > CFG_MAX_AXES) {
-        fmt_err(err, errlen, "%d axes on the command line: at most %d", o->naxes, CFG_MAX_AXES);
+        sweep_fmt_err(err, errlen, "%d axes on the command line: at most %d", o->naxes, CFG_MAX_AXES);
         goto done;
     }
     sweep_axis cli[CFG_MAX_AXES];
@@ -1358,7 +1356,7 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
                           err, errlen) != 0)
         goto done;
     if (sweep_fnv_file(scenario_path, c->fnv) != 0) {
-        fmt_err(err, errlen, "%s: cannot read: %s", scenario_path, strerror(errno));
+        sweep_fmt_err(err, errlen, "%s: cannot read: %s", scenario_path, strerror(errno));
         goto done;
     }
     {
@@ -1377,7 +1375,7 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
     c->stages = malloc((size_t)cfg0.nstages * sizeof *c->stages);
     c->header = csv_header(&cfg0, c->axes, c->naxes);
     if (!c->stages || !c->header) {
-        fmt_err(err, errlen, "out of memory");
+        sweep_fmt_err(err, errlen, "out of memory");
         rc = SWEEP_FAIL;
         goto done;
     }
@@ -1387,7 +1385,7 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
         rc = SWEEP_OK;
         for (int p; rc == SWEEP_OK && (p = o->dist->next(o->dist->dctx)) >= 0;) {
             if (p >= c->pts.npoints) {
-                fmt_err(err, errlen, "sweep: point %d handed out, but the sweep has %d", p,
+                sweep_fmt_err(err, errlen, "sweep: point %d handed out, but the sweep has %d", p,
                         c->pts.npoints);
                 rc = SWEEP_FAIL;
             } else if (run_point(c, p, &rc, err, errlen) == 0) {
@@ -1398,10 +1396,10 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
     }
     if (rep_run_all(c->pts.npoints, jobs, validate_fn, c, NULL, NULL) != 0) {
         if (c->fail_idx >= 0) {
-            fmt_err(err, errlen, "%s", c->fail_msg);
+            sweep_fmt_err(err, errlen, "%s", c->fail_msg);
             rc = c->fail_code;
         } else {
-            fmt_err(err, errlen, "sweep: cannot start threads");
+            sweep_fmt_err(err, errlen, "sweep: cannot start threads");
             rc = SWEEP_FAIL;
         }
         goto done;
@@ -1413,7 +1411,7 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
 
     c->todo = malloc((size_t)c->pts.npoints * sizeof *c->todo);
     if (!c->todo) {
-        fmt_err(err, errlen, "out of memory");
+        sweep_fmt_err(err, errlen, "out of memory");
         rc = SWEEP_FAIL;
         goto done;
     }
@@ -1435,15 +1433,15 @@ int sweep_run(const char *scenario_path, const sweep_opts *o, char *err, size_t 
         }
     } else if (rep_run_all(c->ntodo, jobs, run_fn, c, run_progress, c) != 0) {
         if (c->fail_idx < 0 && stop_requested()) {
-            fmt_err(err, errlen, "interrupted: %d of %d points are finished and kept in %s; "
+            sweep_fmt_err(err, errlen, "interrupted: %d of %d points are finished and kept in %s; "
                     "run the same command with --resume to finish the others",
                     c->pts.npoints - c->ntodo + c->ndone, c->pts.npoints, c->pdir);
             rc = SWEEP_INTERRUPTED;
         } else if (c->fail_idx >= 0) {
-            fmt_err(err, errlen, "%s", c->fail_msg);
+            sweep_fmt_err(err, errlen, "%s", c->fail_msg);
             rc = c->fail_code;
         } else {
-            fmt_err(err, errlen, "sweep: cannot start threads");
+            sweep_fmt_err(err, errlen, "sweep: cannot start threads");
             rc = SWEEP_FAIL;
         }
         goto done;
@@ -1574,13 +1572,13 @@ static int cap_probe(cap_ctx *c, int i, double load, char *err, size_t errlen)
     char msg[MSG] = "", name[256];
     cap_name(c, i, load, name, sizeof name);
     if (cap_load(c, i, load, &cfg, msg, sizeof msg) != 0) {
-        fmt_err(err, errlen, "%s: %s", name, msg);
+        sweep_fmt_err(err, errlen, "%s: %s", name, msg);
         return -1;
     }
     run_opts ro = { c->inner_threads, NULL, NULL };
     run_result res;
     if (run_scenario(&cfg, &ro, &res, msg, sizeof msg) != 0) {
-        fmt_err(err, errlen, "%s: %s", name, msg);
+        sweep_fmt_err(err, errlen, "%s: %s", name, msg);
         cfg_free(&cfg);
         return -1;
     }
@@ -1762,15 +1760,15 @@ int sweep_capacity(const char *scenario_path, const sweep_axis *over,
     if (over && (!over->key[0] || axis_check_values(over, "capacity: outer key", err, errlen)))
         return SWEEP_BAD_INPUT;
     if (over && over->nvalues > CFG_MAX_AXIS_VALUES) {
-        fmt_err(err, errlen, "capacity: %s: more than %d values", over->key, CFG_MAX_AXIS_VALUES);
+        sweep_fmt_err(err, errlen, "capacity: %s: more than %d values", over->key, CFG_MAX_AXIS_VALUES);
         return SWEEP_BAD_INPUT;
     }
     if (o->replications < 0 || o->duration_s < 0 || !isfinite(o->duration_s)) {
-        fmt_err(err, errlen, "capacity: replications and duration must be > 0");
+        sweep_fmt_err(err, errlen, "capacity: replications and duration must be > 0");
         return SWEEP_BAD_INPUT;
     }
     if (!isfinite(o->tol) || o->tol > 0.5 || !isfinite(o->max_rate_hz)) {
-        fmt_err(err, errlen, "capacity: the tolerance must be in (0, 0.5] and the largest "
+        sweep_fmt_err(err, errlen, "capacity: the tolerance must be in (0, 0.5] and the largest "
                 "rate finite");
         return SWEEP_BAD_INPUT;
     }
@@ -1793,13 +1791,13 @@ int sweep_capacity(const char *scenario_path, const sweep_axis *over,
     int rc = SWEEP_BAD_INPUT;
     c.continuous = cfg.workload.arrival == ARRIVAL_POISSON;
     if (cfg.nsla == 0)
-        fmt_err(err, errlen, "%s: no sla lines; capacity searches for the most load that "
+        sweep_fmt_err(err, errlen, "%s: no sla lines; capacity searches for the most load that "
                 "meets them", scenario_path);
     else if (strcmp(okey, cap_load_key(&c)) == 0)
-        fmt_err(err, errlen, "the outer key %s is the load the search varies; give another "
+        sweep_fmt_err(err, errlen, "the outer key %s is the load the search varies; give another "
                 "key", over->key);
     else if (strcmp(okey, "cluster.gpus") == 0 && cfg.cluster.gpus < 1)
-        fmt_err(err, errlen, "%s: capacity varies cluster.gpus; the scenario has no cluster",
+        sweep_fmt_err(err, errlen, "%s: capacity varies cluster.gpus; the scenario has no cluster",
                 scenario_path);
     else
         rc = SWEEP_OK;
@@ -1810,7 +1808,7 @@ int sweep_capacity(const char *scenario_path, const sweep_axis *over,
         char msg[MSG], name[256];
         cap_name(&c, i, 0, name, sizeof name);
         if (cap_load(&c, i, 0, &cfg, msg, sizeof msg) != 0) {
-            fmt_err(err, errlen, "%s: %s", name, msg);
+            sweep_fmt_err(err, errlen, "%s: %s", name, msg);
             return SWEEP_BAD_INPUT;
         }
         bool same = (cfg.workload.arrival == ARRIVAL_POISSON) == c.continuous;
@@ -1823,7 +1821,7 @@ int sweep_capacity(const char *scenario_path, const sweep_axis *over,
         rows[i].continuous = c.continuous;
         cfg_free(&cfg);
         if (!same) {
-            fmt_err(err, errlen, "%s: its arrivals are not the scenario's; every row of a "
+            sweep_fmt_err(err, errlen, "%s: its arrivals are not the scenario's; every row of a "
                     "capacity search varies the same load", name);
             return SWEEP_BAD_INPUT;
         }
@@ -1835,9 +1833,9 @@ int sweep_capacity(const char *scenario_path, const sweep_axis *over,
     pthread_mutex_init(&c.lock, NULL);
     if (rep_run_all(nrows, outer, cap_fn, &c, NULL, NULL) != 0) {
         if (c.fail_idx >= 0)
-            fmt_err(err, errlen, "%s", c.fail_msg);
+            sweep_fmt_err(err, errlen, "%s", c.fail_msg);
         else
-            fmt_err(err, errlen, "capacity: cannot start threads");
+            sweep_fmt_err(err, errlen, "capacity: cannot start threads");
         rc = SWEEP_FAIL;
     }
     pthread_mutex_destroy(&c.lock);

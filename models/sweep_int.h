@@ -32,6 +32,10 @@ int sweep_fnv_file(const char *path, char out[17]);
  * of memory. */
 char *sweep_point_result_text(const run_result *r);
 
+/* printf into err[errlen] (nothing when err is NULL or errlen 0). */
+void sweep_fmt_err(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
 /* "point 3 (streams=16, gpus=2)" from keys and values. */
 void sweep_point_label(int p, char *const *keys, char *const *vals, int n, char *buf,
                        size_t len);

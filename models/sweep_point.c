@@ -7,7 +7,6 @@
 #include "models/sweep_point.h"
 #include <errno.h>
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -17,18 +16,6 @@
 #include "sim/slurp.h"
 
 #define MSG 1024
-
-static void fmt_err(char *err, size_t errlen, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-static void fmt_err(char *err, size_t errlen, const char *fmt, ...)
-{
-    if (!err || !errlen)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-}
 
 int sweep_pick_point(const char *dir, const frontier_opts *fo, int *point, char *why,
                      size_t whylen, char *err, size_t errlen)
@@ -55,7 +42,7 @@ int sweep_pick_point(const char *dir, const frontier_opts *fo, int *point, char 
     int rc = 0;
     double p = t.nrows > 0 ? t.num[(size_t)r * (size_t)t.ncols + (size_t)t.c_point] : NAN;
     if (!(p >= 0 && p < SWEEP_MAX_POINTS && p == floor(p))) {
-        fmt_err(err, errlen, "%s: %s", path, t.nrows ? "a row without a point number"
+        sweep_fmt_err(err, errlen, "%s: %s", path, t.nrows ? "a row without a point number"
                                                      : "no points");
         rc = -1;
     } else {
@@ -72,7 +59,7 @@ int sweep_rerun_point(const char *dir, int point, const char *scenario_path, int
 {
     char pp[4300];
     if (point < 0 || point >= SWEEP_MAX_POINTS) {
-        fmt_err(err, errlen, "point %d: sweep points are numbered 0 to %d", point,
+        sweep_fmt_err(err, errlen, "point %d: sweep points are numbered 0 to %d", point,
                 SWEEP_MAX_POINTS - 1);
         return -2;
     }
@@ -81,7 +68,7 @@ int sweep_rerun_point(const char *dir, int point, const char *scenario_path, int
     int e = 0;
     char *text = slurp_file(pp, 0, &len, &e);
     if (!text) {
-        fmt_err(err, errlen, "%s: %s (is point %d in this sweep?)", pp, strerror(e ? e : EIO),
+        sweep_fmt_err(err, errlen, "%s: %s (is point %d in this sweep?)", pp, strerror(e ? e : EIO),
                 point);
         return -2;
     }
@@ -90,23 +77,23 @@ int sweep_rerun_point(const char *dir, int point, const char *scenario_path, int
     free(text);
     int rc = -2;
     if (prc != 0 || rec.point != point || !rec.result) {
-        fmt_err(err, errlen, "%s: not a finished sweep point file", pp);
+        sweep_fmt_err(err, errlen, "%s: not a finished sweep point file", pp);
         goto done;
     }
     const char *scn = scenario_path ? scenario_path : rec.scenario;
     if (!scn) {
-        fmt_err(err, errlen, "%s: does not record its scenario (a sweep written by an older "
+        sweep_fmt_err(err, errlen, "%s: does not record its scenario (a sweep written by an older "
                 "vlsim); name it with --scenario FILE", pp);
         goto done;
     }
     char fnv[17];
     if (sweep_fnv_file(scn, fnv) != 0) {
-        fmt_err(err, errlen, "%s: cannot read the scenario of %s: %s%s", scn, pp,
+        sweep_fmt_err(err, errlen, "%s: cannot read the scenario of %s: %s%s", scn, pp,
                 strerror(errno), scenario_path ? "" : "; name it with --scenario FILE");
         goto done;
     }
     if (strcmp(fnv, rec.fnv) != 0) {
-        fmt_err(err, errlen, "%s: its bytes are not those of the scenario %s ran (FNV-1a %s, "
+        sweep_fmt_err(err, errlen, "%s: its bytes are not those of the scenario %s ran (FNV-1a %s, "
                 "recorded %s); the point cannot be run again as it was", scn, pp, fnv, rec.fnv);
         goto done;
     }
@@ -127,19 +114,19 @@ int sweep_rerun_point(const char *dir, int point, const char *scenario_path, int
     sweep_point_label(point, rec.axkey, rec.axval, rec.naxes, label, labellen);
     char msg[MSG] = "";
     if (scn_load_ex(scn, ov, nov, cfg, msg, sizeof msg) != 0) {
-        fmt_err(err, errlen, "%s: %s", label, msg);
+        sweep_fmt_err(err, errlen, "%s: %s", label, msg);
         goto done;
     }
     run_opts ro = { threads, NULL, NULL };
     if (run_scenario(cfg, &ro, res, msg, sizeof msg) != 0) {
-        fmt_err(err, errlen, "%s: %s", label, msg);
+        sweep_fmt_err(err, errlen, "%s: %s", label, msg);
         cfg_free(cfg);
         rc = -1;
         goto done;
     }
     char *now = sweep_point_result_text(res);
     if (!now) {
-        fmt_err(err, errlen, "out of memory");
+        sweep_fmt_err(err, errlen, "out of memory");
         run_result_free(res);
         cfg_free(cfg);
         rc = -1;

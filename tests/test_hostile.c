@@ -23,6 +23,7 @@
 
 #include "models/calib_read.h"
 #include "models/scenario.h"
+#include "tests/kit_scenario.h"
 #include "tests/kit_files.h"
 
 #define DATA "tests/data/scenario"
@@ -79,17 +80,7 @@ static int load_n(const char *text, size_t len, scenario_cfg *c, char *err, size
  * holding gist, on one line, leaving the config all zero. */
 static void expect_error_n(const char *text, size_t len, const char *where, const char *gist)
 {
-    static const scenario_cfg zero;
-    scenario_cfg c;
-    char err[512], prefix[256];
-    memset(&c, 0xab, sizeof c);
-    int rc = load_n(text, len, &c, err, sizeof err);
-    cr_assert_eq(rc, -1, "accepted:\n%.400s", text);
-    snprintf(prefix, sizeof prefix, "h.yaml:%s", where);
-    cr_expect(strncmp(err, prefix, strlen(prefix)) == 0, "want prefix '%s', got '%s'", prefix, err);
-    cr_expect(strstr(err, gist) != NULL, "want '%s' in '%s'", gist, err);
-    cr_expect(strchr(err, '\n') == NULL, "not one line: '%s'", err);
-    cr_expect(memcmp(&c, &zero, sizeof c) == 0, "config not zeroed after an error");
+    kit_scn_error(text, len, "h.yaml", DATA, where, gist);
 }
 
 static void expect_error(const char *text, const char *where, const char *gist)

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "models/scenario.h"
+#include "tests/kit_scenario.h"
 
 #define DATA "tests/data/scenario"
 
@@ -27,17 +28,7 @@ static int load(const char *yaml, scenario_cfg *c, char *err, size_t errlen)
  * the config must be left all zero. */
 static void expect_error(const char *yaml, const char *where, const char *gist)
 {
-    static const scenario_cfg zero;
-    scenario_cfg c;
-    char err[512], prefix[256];
-    memset(&c, 0xab, sizeof c);
-    int rc = load(yaml, &c, err, sizeof err);
-    cr_assert_eq(rc, -1, "accepted a malformed scenario:\n%s", yaml);
-    snprintf(prefix, sizeof prefix, "s.yaml:%s", where);
-    cr_expect(strncmp(err, prefix, strlen(prefix)) == 0, "want prefix '%s', got '%s'", prefix, err);
-    cr_expect(strstr(err, gist) != NULL, "want '%s' in '%s'", gist, err);
-    cr_expect(strchr(err, '\n') == NULL, "message is not one line: '%s'", err);
-    cr_expect(memcmp(&c, &zero, sizeof c) == 0, "config not zeroed after an error");
+    kit_scn_error(yaml, strlen(yaml), "s.yaml", DATA, where, gist);
 }
 
 static void expect_ok(const char *yaml, scenario_cfg *c)

@@ -115,6 +115,7 @@ void cfg_free(scenario_cfg *c)
     for (int k = 0; k < c->canary.ndists; k++)
         dist_free(&c->canary.dists[k]);
     free(c->stages);
+    free(c->workload.phase_ms);
     free(c->profile.trace_t);            /* fleet (issue 6) */
     free(c->profile.trace_n);
     dist_free(&c->profile.session);

@@ -15,7 +15,7 @@
 #define CFG_MAX_BUCKETS 32
 
 typedef enum { ARRIVAL_POISSON, ARRIVAL_PERIODIC } arrival_kind;
-typedef enum { PHASE_RANDOM, PHASE_ALIGNED } phase_kind;
+typedef enum { PHASE_RANDOM, PHASE_ALIGNED, PHASE_GIVEN } phase_kind;
 
 typedef struct {
     arrival_kind arrival;
@@ -25,7 +25,10 @@ typedef struct {
     int streams;             /* periodic: number of independent sources (>= 1) */
     double fps;              /* periodic: frames per second per stream (> 0) */
     double jitter_ms;        /* periodic: sd of a Gaussian offset per frame (>= 0) */
-    phase_kind phase;        /* periodic: random phase per stream, or all at t=0 */
+    phase_kind phase;        /* periodic: random phase per stream, all at t=0, or phase_ms */
+    double *phase_ms;        /* PHASE_GIVEN: nphase_sets x streams offsets (ms) of each stream's
+                              * first frame; replication r uses set r mod nphase_sets (owned) */
+    int nphase_sets;
     int surge_streams;       /* periodic: extra streams that join for a while (flash crowd) */
     double surge_at_s;       /* ... from this time (simulated seconds from the start) */
     double surge_for_s;      /* ... for this long */
@@ -192,6 +195,8 @@ typedef struct {
                                         really delivers, measured by vlcalib wakeup --ring;
                                         each of n busy threads runs at speedup(n) / n */
     double wake_ms;          /* >= 0: delay before an idle thread starts a handed-over item */
+    double handoff_ms;       /* >= 0: CPU work one handoff costs the cores (the queue, the signal,
+                                the switch), a job of its own beside the stages' */
     uint64_t stage_mask;     /* bit s: stage s's servers (on a GPU stage, the GPU's batches
                                 of it) are threads on the cores; default every stage */
 } cpu_cfg;

@@ -215,7 +215,7 @@ static int kept(pipe_t *p, station_t *stn, uint32_t i)
     }
 }
 
-static void enter_stage(pipe_t *p, int s, uint32_t i, double now);
+static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now);
 static void release(pipe_t *p, int s, uint32_t i, double now);
 
 /* A canary decision is due (the end of a hold, or the frame that completes
@@ -317,7 +317,7 @@ static void release(pipe_t *p, int s, uint32_t i, double now)
         o->sampled_out++;
         item_free(p, i);
     } else if (stn->next >= 0) {
-        enter_stage(p, stn->next, i, now);
+        enter_stage(p, s, stn->next, i, now);
     } else if (it->kind == ITEM_QUERY) {
         o->answered++;
         hist_record(&o->response, e2e);
@@ -355,10 +355,25 @@ static void start_service(pipe_t *p, int s, uint32_t i, double now)
         pipe_fail(p, "out of memory growing the event list");
 }
 
-static void enter_stage(pipe_t *p, int s, uint32_t i, double now)
+/* cpu: handing item i from stage `from` (-1: its arrival) to stage s costs
+ * the cores cpu.handoff_ms of work — the queue, the signal, the switch — as a
+ * job of its own, unless both are GPU stages: one executor thread then runs
+ * both, and nothing is handed over. */
+static void handoff(pipe_t *p, int from, int s, double now)
+{
+    if (p->cfg->cpu.handoff_ms <= 0 || !pipe_on_cores(p, s))
+        return;
+    if (from >= 0 && p->stn[from].cfg->on == RES_GPU && p->stn[s].cfg->on == RES_GPU)
+        return;
+    if (cores_start(&p->cores, &p->evq, now, EV_HANDOFF, 0, 0, p->cfg->cpu.handoff_ms) != 0)
+        pipe_fail(p, "out of memory growing the event list");
+}
+
+static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now)
 {
     station_t *stn = &p->stn[s];
     const stage_cfg *c = stn->cfg;
+    handoff(p, from, s, now);
     stn->st->arrivals++;
     p->items[i].t_enq = now;
     if (c->on == RES_GPU) {
@@ -512,7 +527,7 @@ static void arrive(pipe_t *p, uint32_t j, double now)
             return;
         }
     }
-    enter_stage(p, p->first_frame, i, now);
+    enter_stage(p, -1, p->first_frame, i, now);
 }
 
 /* Queries and proactive triggers: one Poisson process over all streams at
@@ -546,7 +561,7 @@ static void query(pipe_t *p, double now)
         pipe_policy_drop(p, p->first_response, i);
         return;
     }
-    enter_stage(p, p->first_response, i, now);
+    enter_stage(p, -1, p->first_response, i, now);
 }
 
 /* ---- the growth check (stability.h) ---------------------------------- */
@@ -828,8 +843,10 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
     if (cfg->profile.kind != PROFILE_NONE)   /* sessions instead of fixed streams */
         return prof_setup(p, rep) != 0 || prof_start(p) != 0 ? -1 : 0;
     for (int j = 0; j < nsrc; j++) {
-        if (w->arrival == ARRIVAL_PERIODIC && w->phase == PHASE_RANDOM)
-            p->phase[j] = gsl_rng_uniform(p->arr_rng) * p->period_ms;
+        if (w->arrival == ARRIVAL_PERIODIC && w->phase == PHASE_GIVEN && j < w->streams)
+            p->phase[j] = w->phase_ms[(size_t)(rep % (uint32_t)w->nphase_sets) * (size_t)w->streams + (size_t)j];
+        else if (w->arrival == ARRIVAL_PERIODIC && w->phase != PHASE_ALIGNED)
+            p->phase[j] = gsl_rng_uniform(p->arr_rng) * p->period_ms;   /* surge streams too */
         if (schedule_arrival(p, (uint32_t)j, 0.0) != 0)
             return -1;
     }
@@ -903,6 +920,7 @@ int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
                               pipe_fail(&p, "out of memory growing the event list");
                           continue;
         case EV_WOKEN:    woken(&p, (int)e.a, (uint32_t)e.b, now); continue;
+        case EV_HANDOFF:  continue;                  /* cpu: a handoff's work is done */
         case EV_CANARY:   canary_tick(&p, now); continue;
         default:          break;                     /* EV_END */
         }

@@ -1022,14 +1022,75 @@ static int read_surge(loader *ld, const yaml_node_t *map, workload_cfg *w)
     return 0;
 }
 
+/* One list of phases (ms), one per stream, each in [0, one frame interval),
+ * into out[0 .. streams-1]. */
+static int read_phase_list(loader *ld, const yaml_node_t *list, const char *path,
+                           const workload_cfg *w, double *out)
+{
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n != (size_t)w->streams)
+        return fail(ld, list, path, "must list one phase per stream (workload.streams = %d), "
+                    "got %zu", w->streams, n);
+    double period = 1000.0 / w->fps;
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        path_index(ipath, path, i);
+        if (e->type != YAML_SCALAR_NODE)
+            return fail(ld, e, ipath, "expected a phase in ms, got %s", describe(e, show, sizeof show));
+        if (read_double(ld, e, ipath, NONNEGATIVE, &out[i]))
+            return -1;
+        if (!(out[i] < period))
+            return fail(ld, e, ipath, "must be below one frame interval (1000 / fps = %g ms), "
+                        "got %g", period, out[i]);
+    }
+    return 0;
+}
+
+/* workload.phase_ms: [p_1, ..., p_streams], the offset of each stream's first
+ * frame, or a list of such lists — replication r uses list r mod n, so the
+ * phases of recorded runs (vlrealpipe's) can be replayed run by run. */
+static int read_phase_ms(loader *ld, const yaml_node_t *v, workload_cfg *w)
+{
+    const char *path = "workload.phase_ms";
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    if (v->type != YAML_SEQUENCE_NODE)
+        return fail(ld, v, path, "expected a list of phases in ms, one per stream, such as "
+                    "[0, 12.5, 40], or a list of such lists, got %s", describe(v, show, sizeof show));
+    size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+    if (n == 0)
+        return fail(ld, v, path, "must list one phase per stream (workload.streams = %d), got 0",
+                    w->streams);
+    const yaml_node_t *first = yaml_document_get_node(&ld->doc, v->data.sequence.items.start[0]);
+    int nested = first->type == YAML_SEQUENCE_NODE;
+    size_t sets = nested ? n : 1;
+    w->phase_ms = malloc(sets * (size_t)w->streams * sizeof *w->phase_ms);
+    if (!w->phase_ms)
+        return fail(ld, v, path, "out of memory");
+    w->nphase_sets = (int)sets;
+    w->phase = PHASE_GIVEN;
+    if (!nested)
+        return read_phase_list(ld, v, path, w, w->phase_ms);
+    for (size_t k = 0; k < sets; k++) {
+        const yaml_node_t *e = yaml_document_get_node(&ld->doc, v->data.sequence.items.start[k]);
+        path_index(ipath, path, k);
+        if (e->type != YAML_SEQUENCE_NODE)
+            return fail(ld, e, ipath, "expected a list of phases in ms (one per stream) like the "
+                        "first, got %s", describe(e, show, sizeof show));
+        if (read_phase_list(ld, e, ipath, w, w->phase_ms + k * (size_t)w->streams))
+            return -1;
+    }
+    return 0;
+}
+
 static int read_workload(loader *ld, const yaml_node_t *map, workload_cfg *w)
 {
     static const char *const keys[] = {
-        "arrival", "rate_hz", "streams", "fps", "jitter_ms", "phase",
+        "arrival", "rate_hz", "streams", "fps", "jitter_ms", "phase", "phase_ms",
         "queries_per_min", "proactive_per_min", "surge", "profile", NULL};
     static const char *const poisson[] = {"arrival", "rate_hz", NULL};
     static const char *const periodic[] = {
-        "arrival", "streams", "fps", "jitter_ms", "phase", "queries_per_min",
+        "arrival", "streams", "fps", "jitter_ms", "phase", "phase_ms", "queries_per_min",
         "proactive_per_min", "surge", "profile", NULL};
     static const char *const arrivals[] = {"poisson", "periodic", NULL};
     static const char *const phases[] = {"random", "aligned", NULL};
@@ -1074,6 +1135,13 @@ static int read_workload(loader *ld, const yaml_node_t *map, workload_cfg *w)
         if (read_enum(ld, v, "workload.phase", phases, &phase))
             return -1;
         w->phase = phase == 0 ? PHASE_RANDOM : PHASE_ALIGNED;
+    }
+    if ((v = get(ld, map, "phase_ms"))) {
+        if (get(ld, map, "phase"))
+            return fail(ld, get_key(ld, map, "phase_ms"), "workload.phase_ms",
+                        "cannot be combined with workload.phase (give one of them)");
+        if (read_phase_ms(ld, v, w))
+            return -1;
     }
     if ((v = get(ld, map, "queries_per_min"))
         && read_double(ld, v, "workload.queries_per_min", NONNEGATIVE, &w->queries_per_min))
@@ -2032,7 +2100,7 @@ static int stage_named(loader *ld, const yaml_node_t *n, const char *path,
 
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
-    static const char *const keys[] = {"cores", "wake_ms", "stages", "speedup", NULL};
+    static const char *const keys[] = {"cores", "wake_ms", "handoff_ms", "stages", "speedup", NULL};
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
     const yaml_node_t *v;
@@ -2042,6 +2110,9 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
     if (!(v = need(ld, map, path, "cores")) || read_int(ld, v, "cpu.cores", 1, &u->cores))
         return -1;
     if ((v = get(ld, map, "wake_ms")) && read_double(ld, v, "cpu.wake_ms", NONNEGATIVE, &u->wake_ms))
+        return -1;
+    if ((v = get(ld, map, "handoff_ms"))
+        && read_double(ld, v, "cpu.handoff_ms", NONNEGATIVE, &u->handoff_ms))
         return -1;
     const yaml_node_t *sp = get(ld, map, "speedup");
     if (sp) {                          /* [s1, s2, ...]: 0 < s_n <= n */
@@ -3482,6 +3553,9 @@ static int read_root(loader *ld, const yaml_node_t *root, scenario_cfg *c)
     /* fleet (issue 6): the profile (read after the workload it belongs to)
      * and the autoscaler (after the cluster and degradation it uses) */
     const yaml_node_t *wl = get(ld, root, "workload"), *prof = wl ? get(ld, wl, "profile") : NULL;
+    if (prof && get(ld, wl, "phase_ms"))
+        return fail(ld, get_key(ld, wl, "phase_ms"), "workload.phase_ms",
+                    "cannot be combined with workload.profile (its sessions start when they start)");
     if (prof && get(ld, wl, "surge"))
         return fail(ld, get_key(ld, wl, "surge"), "workload.surge",
                     "cannot be combined with workload.profile (give the crowd as profile steps)");

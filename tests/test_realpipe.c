@@ -18,6 +18,7 @@
 
 #include "calib/harness.h"
 #include "calib/wakeup.h"
+#include "calib/realpipe/rp_cores.h"
 #include "calib/realpipe/rp_mix.h"
 #include "calib/realpipe/rp_params.h"
 #include "calib/realpipe/rp_scen.h"
@@ -144,7 +145,7 @@ Test(realpipe, span_file_errors)
 Test(realpipe, record_round_trip)
 {
     rp_record r;
-    cr_assert_eq(rp_record_init(&r, 2, 1), 0);
+    cr_assert_eq(rp_record_init(&r, 2, 1, 2), 0);
     r.f_arrive[0] = 1000000;            /* 1 ms */
     r.f_stream[0] = 3;
     r.f_seq[0] = 7;
@@ -232,9 +233,89 @@ Test(realpipe, capacity_from_calibration)
                                 err, sizeof err), 0, "%s", err);
     close_to("cores, 8 of them", c.rate[RP_RES_CORES], 1000.0 * (3 - 0.00128) / 4.425);
     cr_expect_eq(c.bottleneck, RP_RES_DECODE);
+    /* each frame's handoffs (to a worker, to the sampler, half of them to the
+     * executor: keep every 2) cost 2.5 x 0.05 ms more of the cores */
+    p.cores = 2;
+    p.handoff_ms = 0.05;
+    cr_assert_eq(rp_capacity_of(&p, D "tiny-fixture.yaml", "calib/data/fixture-video.yaml", &c,
+                                err, sizeof err), 0, "%s", err);
+    close_to("cores, with handoffs", c.rate[RP_RES_CORES], 1000.0 * (2 - 0.00128) / (4.425 + 0.125));
+    p.handoff_ms = 0;
     cr_expect_neq(rp_capacity_of(&p, D "missing.yaml", "calib/data/fixture-video.yaml", &c,
                                  err, sizeof err), 0);
     cr_expect(strstr(err, "missing.yaml"), "%s", err);
+}
+
+/* The streams' phases go into the spans' header and read back (to the ns);
+ * a file without them, or with another number of them, is refused. */
+Test(realpipe, phases_round_trip)
+{
+    rp_record r;
+    cr_assert_eq(rp_record_init(&r, 1, 1, 3), 0);
+    r.phase_ms[0] = 0.25;
+    r.phase_ms[1] = 12.000001;
+    r.phase_ms[2] = 0;
+    char path[] = "/tmp/vl-rp-ph-XXXXXX", err[512] = "";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    close(fd);
+    unlink(path);
+    cr_assert_eq(rp_record_write(&r, 0, 0, "vlrealpipe spans: streams 3, fps 29.97, duration 1 s",
+                                 path, err, sizeof err), 0, "%s", err);
+    rp_record_free(&r);
+    double ph[4] = {-1, -1, -1, -1}, fps = 0;
+    cr_assert_eq(rp_phases_read(path, 3, ph, &fps, err, sizeof err), 0, "%s", err);
+    close_to("phase 0", ph[0], 0.25);
+    close_to("phase 1", ph[1], 12.000001);
+    close_to("phase 2", ph[2], 0);
+    close_to("fps", fps, 29.97);
+    cr_expect_eq(rp_phases_read(path, 4, ph, &fps, err, sizeof err), -1);
+    cr_expect(strstr(err, "must list 4 phases") != NULL, "%s", err);
+    cr_expect_eq(rp_phases_read(path, 2, ph, &fps, err, sizeof err), -1);
+    cr_expect(strstr(err, "must list 2 phases") != NULL, "%s", err);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("# vlrealpipe spans: streams 3, fps 30\nkind,id\n", f);
+    fclose(f);
+    cr_expect_eq(rp_phases_read(path, 3, ph, &fps, err, sizeof err), -1);
+    cr_expect(strstr(err, "no \"# phases_ms") != NULL, "%s", err);
+    unlink(path);
+}
+
+/* Given phases, the scenario replays them: one list per run, in order, each
+ * rounded down to the ns so that it stays below one frame interval. */
+Test(realpipe, scenario_with_phases)
+{
+    rp_params p;
+    rp_params_default(&p);
+    p.streams = 2;
+    p.fps = 10;                         /* 100 ms apart */
+    char path[] = "/tmp/vl-rp-scph-XXXXXX";
+    int fd = mkstemp(path);
+    cr_assert(fd >= 0);
+    FILE *f = fdopen(fd, "w");
+    char here[4096], tiny[4200], vid[4200], err[1024] = "";
+    cr_assert_not_null(getcwd(here, sizeof here));
+    snprintf(tiny, sizeof tiny, "%s/" D "tiny-fixture.yaml", here);
+    snprintf(vid, sizeof vid, "%s/" D "video-fixture.yaml", here);
+    rp_capacity cap;
+    cr_assert_eq(rp_capacity_of(&p, tiny, vid, &cap, err, sizeof err), 0, "%s", err);
+    p.handoff_ms = 0.0213;
+    const double ph[4] = {1.5, 99.9999999, 0, 42};
+    rp_scenario_write(f, &p, tiny, vid, &cap, 30, 4, ph, 2);
+    fclose(f);
+    scenario_cfg c;
+    int rc = scn_load(path, &c, err, sizeof err);
+    unlink(path);
+    cr_assert_eq(rc, 0, "%s", err);
+    cr_expect_eq(c.workload.phase, PHASE_GIVEN);
+    cr_assert_eq(c.workload.nphase_sets, 2);
+    close_to("run 1, stream 0", c.workload.phase_ms[0], 1.5);
+    close_to("run 1, stream 1 (down to the ns)", c.workload.phase_ms[1], 99.999999);
+    close_to("run 2, stream 0", c.workload.phase_ms[2], 0);
+    close_to("run 2, stream 1", c.workload.phase_ms[3], 42);
+    close_to("handoff_ms", c.cpu.handoff_ms, 0.0213);
+    cfg_free(&c);
 }
 
 /* The generated scenario loads, and says what the parameters say. */
@@ -256,7 +337,7 @@ Test(realpipe, scenario_from_calibration)
     cr_assert_eq(rp_capacity_of(&p, tiny, vid, &cap, err, sizeof err), 0, "%s", err);
     close_to("I mean", cap.decode_i_ms, 10);
     close_to("P mean", cap.decode_p_ms, 1.5);
-    rp_scenario_write(f, &p, tiny, vid, &cap, 30, 3);
+    rp_scenario_write(f, &p, tiny, vid, &cap, 30, 3, NULL, 0);
     fclose(f);
     scenario_cfg c;
     int rc = scn_load(path, &c, err, sizeof err);
@@ -269,6 +350,7 @@ Test(realpipe, scenario_from_calibration)
     cr_expect_eq(c.replications, 3);
     cr_expect_eq(c.cpu.cores, 2);
     close_to("wake", c.cpu.wake_ms, 0.004);
+    close_to("no handoff cost given: none", c.cpu.handoff_ms, 0);
     cr_assert_eq(c.nstages, 7);
     const char *names[] = {"decode", "sample", "encode", "reduce", "llm_prefill", "llm_decode", "response"};
     for (int s = 0; s < 7; s++)
@@ -313,7 +395,7 @@ Test(realpipe, scenario_from_calibration)
     fd = mkstemp(path);
     cr_assert(fd >= 0);
     f = fdopen(fd, "w");
-    rp_scenario_write(f, &p, tiny, vid, &cap, 30, 3);
+    rp_scenario_write(f, &p, tiny, vid, &cap, 30, 3, NULL, 0);
     fclose(f);
     rc = scn_load(path, &c, err, sizeof err);
     unlink(path);
@@ -397,6 +479,33 @@ Test(realpipe, wakeup_counts)
  *    12 r + 4 and 12 r + 8 are I-frames (seq mod 4 = 0): 6 I, 21 P.
  * Then both files read back as calibration files with those points and
  * shapes, and the scenario written from them loads. */
+/* corecal: every thread works its turn, the speed-up is relative to one
+ * thread, and k threads never do more than min(k, CPUs) threads' work (with
+ * 25 % for noise on a shared box). */
+Test(realpipe, corecal_threads_and_bounds, .timeout = 120)
+{
+    rp_params p;
+    rp_params_default(&p);
+    p.gop = 4;
+    rp_cores_result r;
+    char err[1024] = "";
+    cr_assert_eq(rp_cores_run(&p, 3, 2, 0.2, &r, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(r.threads, 3);
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    for (int k = 0; k < 3; k++) {
+        cr_expect_gt(r.done[k], 0, "thread %d finished no unit", k);
+        cr_expect_gt(r.units[k], 0, "k = %d", k + 1);
+        double bound = (double)(k + 1 < ncpu ? k + 1 : ncpu);
+        cr_expect(r.speedup[k] <= 1.25 * bound, "s(%d) = %g above %g cores", k + 1, r.speedup[k], bound);
+        cr_expect((r.lo[k] <= r.speedup[k] || r.speedup[k] == k + 1) && r.speedup[k] <= r.hi[k] + 1e-12,
+                  "median within the rounds (or cut to k)");
+        cr_expect(r.speedup[k] <= k + 1, "s(%d) = %g: at most %d", k + 1, r.speedup[k], k + 1);
+    }
+    cr_expect_float_eq(r.speedup[0], 1.0, 1e-12);
+    cr_expect_eq(rp_cores_run(&p, 0, 1, 1, &r, err, sizeof err), -1);
+    cr_expect(strstr(err, "threads 1..16") != NULL, "%s", err);
+}
+
 Test(realpipe, mixcal_counts_and_files, .timeout = 120)
 {
     rp_params p;
@@ -470,7 +579,7 @@ Test(realpipe, mixcal_counts_and_files, .timeout = 120)
     snprintf(scen, sizeof scen, "%s/s.yaml", dir);
     FILE *f = fopen(scen, "w");
     cr_assert_not_null(f);
-    rp_scenario_write(f, &p, tiny, dec, &cap, 10, 1);
+    rp_scenario_write(f, &p, tiny, dec, &cap, 10, 1, NULL, 0);
     fclose(f);
     scenario_cfg c;
     int rc = scn_load(scen, &c, err, sizeof err);

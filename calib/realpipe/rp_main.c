@@ -4,15 +4,17 @@
  *   vlrealpipe run       [PARAMS] --out SPANS.csv [--force]
  *   vlrealpipe capacity  --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]
  *   vlrealpipe scenario  --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]
- *                        [--sim-duration S] [--sim-reps N] --out S.yaml [--force]
+ *                        [--sim-duration S] [--sim-reps N] [--phases-from SPANS.csv]...
+ *                        --out S.yaml [--force]
  *   vlrealpipe mixcal    [PARAMS] [--rounds N] --out TINY.yaml --decode-out DEC.yaml
  *                        [--calib TINY.yaml --decode-calib DEC.yaml] [--force]
+ *   vlrealpipe corecal   [PARAMS] [--threads T] [--rounds R] [--seconds S] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--force] SPANS.csv...
  *
  * PARAMS: --streams N --fps X --duration S --warmup S --seed N
  *         --decode-workers N --keep-every N --max-batch N --batch-timeout-ms X
- *         --queries-per-min X --cores N --wake-ms X | --wakeup FILE
+ *         --queries-per-min X --cores N --wake-ms X | --wakeup FILE [--cores-calib FILE]
  * Every output is written atomically (sim/out.h), never over a file without
  * --force. Exit status: 0, 2 on bad input or a failure. */
 #include <errno.h>
@@ -24,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calib/realpipe/rp_cores.h"
 #include "calib/realpipe/rp_params.h"
 #include "calib/realpipe/rp_mix.h"
 #include "calib/realpipe/rp_pipe.h"
@@ -38,28 +41,38 @@ static void usage(FILE *f)
         "usage: vlrealpipe run      [PARAMS] --out SPANS.csv [--force]\n"
         "       vlrealpipe capacity --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]\n"
         "       vlrealpipe scenario --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]\n"
-        "                           [--sim-duration S] [--sim-reps N] --out S.yaml [--force]\n"
+        "                           [--sim-duration S] [--sim-reps N] [--phases-from SPANS.csv]...\n"
+        "                           --out S.yaml [--force]\n"
         "       vlrealpipe mixcal   [PARAMS] [--rounds N] --out TINY.yaml --decode-out DEC.yaml\n"
         "                           [--calib TINY.yaml --decode-calib DEC.yaml] [--force]\n"
+        "       vlrealpipe corecal  [PARAMS] [--threads T] [--rounds R] [--seconds S]\n"
+        "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--force] SPANS.csv...\n"
         "run: the real threaded pipeline (H.264 decode, sampler, tiny encoder, ToMe, prefill,\n"
         "queries -> decode -> response); one span per frame and stage to SPANS.csv.\n"
         "capacity: the frame rate each resource saturates at, from the calibration alone.\n"
-        "scenario: the simulator's scenario of the same pipeline, from the calibration alone.\n"
+        "scenario: the simulator's scenario of the same pipeline, from the calibration alone;\n"
+        "--phases-from (repeatable): the streams' phases of these real runs (their spans'\n"
+        "phases_ms line), replayed by the replications in turn, instead of random ones.\n"
         "mixcal: the pipeline's ops timed one at a time in the order a frame meets them,\n"
         "each frame decoded on one of --cores cores at random (no queues, schedule or\n"
         "concurrency; rp_mix.h), as calibration files in vlcalib's formats: the tiny model's\n"
         "ops (--out) and the clip's decode (--decode-out); --rounds N (60) cycles over every\n"
         "batch size. It prints each op's mean over the same op back to back in the same\n"
         "rounds and, with --calib/--decode-calib (vlcalib's files), over their means.\n"
+        "corecal: the cores' speed-up for the pipeline's own work (rp_cores.h): T (4) threads,\n"
+        "each decoding a stream of its own and encoding, reducing, prefilling every kept frame;\n"
+        "k = 1..T busy in turn, R (5) rounds of S (1) s; speedup: [1, u2/u1, ...], units done\n"
+        "per second against one thread's, the simulator's cpu.speedup (--cores-calib F).\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err.\n"
         "PARAMS: --streams N (8) --fps X (30) --duration S (12) --warmup S (2) --seed N (1)\n"
         "        --decode-workers N (2) --keep-every N (2) --max-batch N (8)\n"
         "        --batch-timeout-ms X (2) --queries-per-min X (6) --cores N (2)\n"
         "        --wake-ms X (0) | --wakeup FILE (vlcalib wakeup --out: its mean_ms, and\n"
-        "        its speedup list from --ring, if any)\n");
+        "        its speedup list from --ring, if any) [--cores-calib FILE (corecal --out:\n"
+        "        its speedup list instead)]\n");
 }
 
 static int num_arg(const char *s, double lo, double hi, double *v)
@@ -71,6 +84,46 @@ static int num_arg(const char *s, double lo, double hi, double *v)
         return -1;
     *v = x;
     return 0;
+}
+
+/* A "speedup: [s1, s2, ...]" line into p's list: 1 when it was one. */
+static int speedup_line(const char *line, rp_params *p)
+{
+    if (strncmp(line, "speedup: [", 10))
+        return 0;
+    const char *c = line + 10;
+    p->nspeedup = 0;
+    while (p->nspeedup < 16) {
+        char *end;
+        double x = strtod(c, &end);
+        if (end == c || !(x > 0))
+            break;
+        p->speedup[p->nspeedup++] = x;
+        c = end;
+        while (*c == ',' || *c == ' ')
+            c++;
+    }
+    return p->nspeedup > 0;
+}
+
+/* The speedup list of a `vlrealpipe corecal --out` file (its "speedup:" line),
+ * replacing the wakeup file's. */
+static int read_cores_calib(const char *path, rp_params *p, char *err, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, n, "cannot open %s (%s)", path, strerror(errno));
+        return -1;
+    }
+    char line[512];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f))
+        found = speedup_line(line, p);
+    fclose(f);
+    if (!found)
+        snprintf(err, n, "%s: no \"speedup: [...]\" line (expected vlrealpipe corecal --out output)",
+                 path);
+    return found ? 0 : -1;
 }
 
 /* mean_ms (and the speedup list, when there is one) from a `vlcalib wakeup
@@ -86,22 +139,14 @@ static int read_wakeup(const char *path, double *ms, rp_params *p, char *err, si
     int found = 0;
     while (fgets(line, sizeof line, f)) {
         const char *m = strstr(line, "mean_ms:");
-        if (!found && !strncmp(line, "wakeup:", 7) && m && sscanf(m + 8, "%lf", ms) == 1 && *ms >= 0)
+        if (!found && !strncmp(line, "wakeup:", 7) && m && sscanf(m + 8, "%lf", ms) == 1 && *ms >= 0) {
             found = 1;
-        if (!strncmp(line, "speedup: [", 10)) {
-            char *c = line + 10;
-            p->nspeedup = 0;
-            while (p->nspeedup < 16) {
-                char *end;
-                double x = strtod(c, &end);
-                if (end == c || !(x > 0))
-                    break;
-                p->speedup[p->nspeedup++] = x;
-                c = end;
-                while (*c == ',' || *c == ' ')
-                    c++;
-            }
+            const char *cpu = strstr(line, "cpu_ms:");   /* older files have none */
+            double h;
+            if (cpu && sscanf(cpu + 7, "%lf", &h) == 1 && h >= 0)
+                p->handoff_ms = h;
         }
+        speedup_line(line, p);
     }
     fclose(f);
     if (!found)
@@ -113,10 +158,13 @@ typedef struct {
     rp_params p;
     const char *out, *calib, *dcalib, *sim, *spread, *cdf, *dout;
     double load, sim_s;
-    int sim_reps, rounds;
+    int sim_reps, rounds, threads;
+    double seconds;
+    const char *cores_calib;       /* --cores-calib: a corecal file's speedup */
     bool force;
-    int nfiles;
+    int nfiles, nphases;
     char **files;
+    const char **phases;       /* scenario --phases-from: span files */
 } opts;
 
 static int parse(int argc, char **argv, opts *o, char *err, size_t n)
@@ -125,10 +173,13 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
     rp_params_default(&o->p);
     o->sim_s = 120;
     o->sim_reps = 5;
-    o->rounds = 60;
+    o->rounds = 0;                 /* mixcal 60, corecal 5 */
+    o->threads = 4;
+    o->seconds = 1;
     o->load = NAN;
     o->files = calloc((size_t)argc, sizeof *o->files);
-    if (!o->files) {
+    o->phases = calloc((size_t)argc, sizeof *o->phases);
+    if (!o->files || !o->phases) {
         snprintf(err, n, "out of memory");
         return -1;
     }
@@ -154,7 +205,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             {"--keep-every", 1, 1e6}, {"--max-batch", 1, 64}, {"--batch-timeout-ms", 0, 1e6},
             {"--queries-per-min", 0, 1e6}, {"--cores", 1, 4096}, {"--wake-ms", 0, 1e3},
             {"--load", 1e-6, 10}, {"--sim-duration", 1e-3, 1e7}, {"--sim-reps", 1, 1000},
-            {"--rounds", 1, 1e5}};
+            {"--rounds", 1, 1e5}, {"--threads", 1, RP_CORES_MAX}, {"--seconds", 1e-3, 60}};
         int k = 0, nn = (int)(sizeof num / sizeof num[0]);
         while (k < nn && strcmp(a, num[k].name))
             k++;
@@ -165,7 +216,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
                 return -1;
             }
             bool integer = k == 0 || k == 4 || k == 5 || k == 6 || k == 7 || k == 10 || k == 14
-                           || k == 15;
+                           || k == 15 || k == 16;
             if (integer && x != floor(x)) {
                 snprintf(err, n, "%s must be an integer, not '%s'", a, v);
                 return -1;
@@ -186,11 +237,15 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             case 12: o->load = x; break;
             case 13: o->sim_s = x; break;
             case 14: o->sim_reps = (int)x; break;
-            default: o->rounds = (int)x; break;
+            case 15: o->rounds = (int)x; break;
+            case 16: o->threads = (int)x; break;
+            default: o->seconds = x; break;
             }
         } else if (!strcmp(a, "--wakeup")) {
             if (read_wakeup(v, &o->p.wake_ms, &o->p, err, n))
                 return -1;
+        } else if (!strcmp(a, "--cores-calib")) {
+            o->cores_calib = v;
         } else if (!strcmp(a, "--out")) {
             o->out = v;
         } else if (!strcmp(a, "--calib")) {
@@ -205,12 +260,14 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             o->spread = v;
         } else if (!strcmp(a, "--cdf")) {
             o->cdf = v;
+        } else if (!strcmp(a, "--phases-from")) {
+            o->phases[o->nphases++] = v;
         } else {
             snprintf(err, n, "unknown option %s", a);
             return -1;
         }
     }
-    return 0;
+    return o->cores_calib ? read_cores_calib(o->cores_calib, &o->p, err, n) : 0;
 }
 
 static int check_out(const char *path, bool force, char *err, size_t n)
@@ -232,7 +289,7 @@ static int cmd_run(opts *o, char *err, size_t n)
         return -1;
     char comment[512];
     snprintf(comment, sizeof comment,
-             "vlrealpipe spans: streams %d, fps %.6g, duration %g s, warmup %g s, seed %llu,\n"
+             "vlrealpipe spans: streams %d, fps %.9g, duration %g s, warmup %g s, seed %llu,\n"
              "decode workers %d, keep every %d, max batch %d, batch timeout %g ms; "
              "%d frames, %d queries, %.2f s wall",
              o->p.streams, o->p.fps, o->p.duration_s, o->p.warmup_s,
@@ -272,6 +329,24 @@ static int cmd_capacity(opts *o, char *err, size_t n)
     return 0;
 }
 
+/* The phases of every --phases-from span file into ph (one list of
+ * p.streams per file), each recorded at the scenario's --fps. */
+static int read_phase_files(const opts *o, double *ph, char *err, size_t n)
+{
+    for (int k = 0; k < o->nphases; k++) {
+        double fps;
+        if (rp_phases_read(o->phases[k], o->p.streams, ph + (size_t)k * (size_t)o->p.streams, &fps,
+                           err, n))
+            return -1;
+        if (fabs(fps - o->p.fps) > 1e-6 * o->p.fps) {
+            snprintf(err, n, "%s: recorded at fps %.9g, but the scenario is for --fps %.9g",
+                     o->phases[k], fps, o->p.fps);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int cmd_scenario(opts *o, char *err, size_t n)
 {
     if (need_calib(o, err, n))
@@ -286,14 +361,18 @@ static int cmd_scenario(opts *o, char *err, size_t n)
 
     /* absolute paths: the scenario resolves relative ones against its own folder */
     char *tiny = realpath(o->calib, NULL), *dec = realpath(o->dcalib, NULL);
+    double *ph = o->nphases ? malloc((size_t)o->nphases * (size_t)o->p.streams * sizeof *ph) : NULL;
     int rc = -1;
     out_file f;
     if (!tiny || !dec)
         snprintf(err, n, "cannot resolve %s", !tiny ? o->calib : o->dcalib);
-    else if (!out_open(&f, o->out, err, n)) {
-        rp_scenario_write(f.f, &o->p, tiny, dec, &c, o->sim_s, o->sim_reps);
+    else if (o->nphases && !ph)
+        snprintf(err, n, "out of memory");
+    else if (!read_phase_files(o, ph, err, n) && !out_open(&f, o->out, err, n)) {
+        rp_scenario_write(f.f, &o->p, tiny, dec, &c, o->sim_s, o->sim_reps, ph, o->nphases);
         rc = out_commit(&f, err, n);
     }
+    free(ph);
     free(tiny);
     free(dec);
     return rc;
@@ -318,6 +397,39 @@ static void mix_row(const char *op, const char *shape, const harness_result *h,
     printf("\n");
 }
 
+static int cmd_corecal(opts *o, char *err, size_t n)
+{
+    if (check_out(o->out, o->force, err, n))
+        return -1;
+    int rounds = o->rounds > 0 ? o->rounds : 5;
+    rp_cores_result r;
+    if (rp_cores_run(&o->p, o->threads, rounds, o->seconds, &r, err, n))
+        return -1;
+    char text[2048];
+    int len = snprintf(text, sizeof text,
+                       "# vlrealpipe corecal: %d threads, each a decoder of its own and the tiny model,\n"
+                       "# repeating: decode %d frames, encode + reduce + prefill the kept one (batch 1);\n"
+                       "# k = 1..%d busy in turn, %d rounds of %g s; min..max of units(k) / units(1):",
+                       r.threads, o->p.keep_every, r.threads, r.rounds, r.seconds);
+    for (int k = 0; k < r.threads; k++)
+        len += snprintf(text + len, sizeof text - (size_t)len, " %.3f..%.3f", r.lo[k], r.hi[k]);
+    len += snprintf(text + len, sizeof text - (size_t)len, "\nunits_per_s: [");
+    for (int k = 0; k < r.threads; k++)
+        len += snprintf(text + len, sizeof text - (size_t)len, "%s%.2f", k ? ", " : "", r.units[k]);
+    len += snprintf(text + len, sizeof text - (size_t)len, "]\nspeedup: [");
+    for (int k = 0; k < r.threads; k++)
+        len += snprintf(text + len, sizeof text - (size_t)len, "%s%.4f", k ? ", " : "", r.speedup[k]);
+    snprintf(text + len, sizeof text - (size_t)len, "]\n");
+    fputs(text, stdout);
+    if (!o->out)
+        return 0;
+    out_file f;
+    if (out_open(&f, o->out, err, n))
+        return -1;
+    fputs(text, f.f);
+    return out_commit(&f, err, n);
+}
+
 static int cmd_mixcal(opts *o, char *err, size_t n)
 {
     if (!o->out || !o->dout) {
@@ -339,6 +451,8 @@ static int cmd_mixcal(opts *o, char *err, size_t n)
     }
     rp_mix_result r;
     int rc = -1;
+    if (o->rounds == 0)
+        o->rounds = 60;
     if (rp_mix_run(&o->p, o->rounds, &r, err, n))
         goto done;
     if (rp_mix_save(&o->p, &r, o->rounds, o->out, o->dout, err, n)) {
@@ -507,6 +621,8 @@ int main(int argc, char **argv)
         rc = cmd_scenario(&o, err, sizeof err);
     else if (!strcmp(cmd, "mixcal"))
         rc = cmd_mixcal(&o, err, sizeof err);
+    else if (!strcmp(cmd, "corecal"))
+        rc = cmd_corecal(&o, err, sizeof err);
     else if (!strcmp(cmd, "compare"))
         rc = cmd_compare(&o, err, sizeof err);
     else {
@@ -514,6 +630,7 @@ int main(int argc, char **argv)
         rc = -1;
     }
     free(o.files);
+    free(o.phases);
     if (rc) {
         fprintf(stderr, "vlrealpipe %s: %s (see vlrealpipe --help)\n", cmd, err);
         return 2;

@@ -33,4 +33,5 @@ void rp_params_default(rp_params *p)
     p->response_ms = 5;
     p->cores = 2;
     p->wake_ms = 0;
+    p->handoff_ms = 0;
 }

@@ -38,6 +38,7 @@ typedef struct {
     /* the machine, for the scenario */
     int cores;
     double wake_ms;
+    double handoff_ms;         /* the CPU one handoff costs (vlcalib wakeup's cpu_ms); 0: none */
     int nspeedup;              /* 0: none; else the cores' measured speed-up (vlcalib wakeup --ring) */
     double speedup[16];
 } rp_params;

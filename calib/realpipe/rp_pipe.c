@@ -471,6 +471,7 @@ static int schedule(ctx_t *c, gsl_rng *rng, int64_t start)
         return -1;
     for (int j = 0; j < p->streams; j++) {
         double ph = gsl_rng_uniform(rng) * period;
+        c->rec->phase_ms[j] = 1e-6 * ph;
         for (int k = 0; k < per; k++) {
             size_t at = (size_t)(j * per + k);
             key[2 * at] = start + (int64_t)llround(ph + k * period);
@@ -550,7 +551,7 @@ int rp_pipe_run(const rp_params *p, rp_record *rec, rp_summary *sum, char *err, 
     int rc = -1;
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     dect_clip *clip = NULL;
-    if (!rng || rp_record_init(rec, c.nframes, c.nqueries)) {
+    if (!rng || rp_record_init(rec, c.nframes, c.nqueries, p->streams)) {
         snprintf(err, errlen, "out of memory for %d frames", c.nframes);
         goto out;
     }

@@ -52,8 +52,11 @@ int rp_mean_at(const calf_file *f, const char *path, const char *op, int tokens_
  * decode calibration (NAME.P.samples, as vlcalib decode writes them) with a
  * GOP of p->gop whose I-frame costs decode_i_ms / decode_p_ms times as much
  * — the I-frames then come at the same frame numbers as the pipeline's, in
- * every stream; otherwise the measured I/P mixture. */
+ * every stream; otherwise the measured I/P mixture. phase_ms: NULL (each
+ * stream's phase drawn at random), or nsets x p->streams phases of recorded
+ * runs (rp_phases_read), replayed by the replications in turn. */
 void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
-                       const char *decode_calib, const rp_capacity *c, double sim_s, int reps);
+                       const char *decode_calib, const rp_capacity *c, double sim_s, int reps,
+                       const double *phase_ms, int nsets);
 
 #endif

@@ -42,11 +42,13 @@ static int outcome_find(const char *name)
     return -1;
 }
 
-int rp_record_init(rp_record *r, int nframes, int nqueries)
+int rp_record_init(rp_record *r, int nframes, int nqueries, int nstreams)
 {
     memset(r, 0, sizeof *r);
     r->nframes = nframes;
     r->nqueries = nqueries;
+    r->nstreams = nstreams;
+    r->phase_ms = calloc((size_t)(nstreams > 0 ? nstreams : 1), sizeof *r->phase_ms);
     size_t nf = (size_t)(nframes > 0 ? nframes : 1), nq = (size_t)(nqueries > 0 ? nqueries : 1);
     r->f_arrive = calloc(nf, sizeof *r->f_arrive);
     r->f_stream = calloc(nf, sizeof *r->f_stream);
@@ -54,7 +56,7 @@ int rp_record_init(rp_record *r, int nframes, int nqueries)
     r->f = calloc(nf * RP_NFRAME_STAGES, sizeof *r->f);
     r->q_arrive = calloc(nq, sizeof *r->q_arrive);
     r->q = calloc(nq * 2, sizeof *r->q);
-    if (!r->f_arrive || !r->f_stream || !r->f_seq || !r->f || !r->q_arrive || !r->q) {
+    if (!r->f_arrive || !r->f_stream || !r->f_seq || !r->f || !r->q_arrive || !r->q || !r->phase_ms) {
         rp_record_free(r);
         return -1;
     }
@@ -69,6 +71,7 @@ void rp_record_free(rp_record *r)
     free(r->f);
     free(r->q_arrive);
     free(r->q);
+    free(r->phase_ms);
     memset(r, 0, sizeof *r);
 }
 
@@ -96,6 +99,10 @@ int rp_record_write(const rp_record *r, int nframes, int nqueries, const char *c
             c += len + (nl != NULL);
         }
     }
+    fprintf(o.f, "# phases_ms: [");
+    for (int j = 0; j < r->nstreams; j++)
+        fprintf(o.f, "%s%.6f", j ? ", " : "", r->phase_ms[j]);
+    fprintf(o.f, "]\n");
     fprintf(o.f, "kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n");
     for (int i = 0; i < nframes && i < r->nframes; i++)
         for (int s = 0; s < RP_NFRAME_STAGES; s++) {
@@ -246,4 +253,52 @@ void rp_set_free(rp_set *s)
 {
     free(s->rows);
     memset(s, 0, sizeof *s);
+}
+
+/* ---- the phases ----------------------------------------------------------- */
+
+int rp_phases_read(const char *path, int streams, double *out, double *fps, char *err,
+                   size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(err, errlen, "%s: cannot open (%s)", path, strerror(errno));
+        return -1;
+    }
+    char line[1 << 16];
+    int got = -1, have_fps = 0;
+    while (got == -1 && fgets(line, sizeof line, f) && line[0] == '#') {
+        const char *at = strstr(line, ", fps ");
+        if (!have_fps && at && sscanf(at + 6, "%lf", fps) == 1)
+            have_fps = 1;
+        if (strncmp(line, "# phases_ms: [", 14))
+            continue;
+        if (!strchr(line, '\n')) {
+            snprintf(err, errlen, "%s: the phases_ms line is longer than %zu bytes", path, sizeof line);
+            fclose(f);
+            return -1;
+        }
+        got = 0;
+        const char *c = line + 14;
+        while (*c && *c != ']') {
+            char *end;
+            double x = strtod(c, &end);
+            if (end == c || !isfinite(x) || x < 0 || got == streams) {
+                got = -2;
+                break;
+            }
+            out[got++] = x;
+            c = end;
+            while (*c == ',' || *c == ' ')
+                c++;
+        }
+    }
+    fclose(f);
+    if (got == -1 || !have_fps)
+        snprintf(err, errlen, "%s: no %s line (written by vlrealpipe run)", path,
+                 got == -1 ? "\"# phases_ms: [...]\"" : "\"fps\" in the header");
+    else if (got != streams)
+        snprintf(err, errlen, "%s: phases_ms must list %d phases (one per stream), %s", path,
+                 streams, got == -2 ? "got more or a bad number" : "got fewer");
+    return got == streams && have_fps ? 0 : -1;
 }

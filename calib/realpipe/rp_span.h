@@ -46,10 +46,12 @@ typedef struct {
     rp_span *f;                /* [frame][RP_NFRAME_STAGES] */
     int64_t *q_arrive;
     rp_span *q;                /* [query][2]: llm_decode, response */
+    int nstreams;
+    double *phase_ms;          /* per stream: its first frame's release after the start (ms) */
 } rp_record;
 
 /* 0, or -1 when out of memory (nothing left allocated). */
-int rp_record_init(rp_record *r, int nframes, int nqueries);
+int rp_record_init(rp_record *r, int nframes, int nqueries, int nstreams);
 void rp_record_free(rp_record *r);
 static inline rp_span *rp_fspan(rp_record *r, int frame, int stage)
 {
@@ -61,7 +63,8 @@ static inline rp_span *rp_qspan(rp_record *r, int query, int stage)
 }
 
 /* Write every reached span to path atomically (sim/out.h), `comment` (may
- * hold newlines; NULL for none) as '#' lines first. nframes / nqueries: the
+ * hold newlines; NULL for none) as '#' lines first, then the streams' phases
+ * as a "# phases_ms: [a, b, ...]" line (rp_phases_read). nframes / nqueries: the
  * slots actually used. 0, or -1 and a message. */
 int rp_record_write(const rp_record *r, int nframes, int nqueries, const char *comment,
                     const char *path, char *err, size_t errlen);
@@ -85,5 +88,11 @@ typedef struct {
  * then incremented). 0, or -1 and "PATH:LINE: message". */
 int rp_set_read(rp_set *s, const char *path, char *err, size_t errlen);
 void rp_set_free(rp_set *s);
+
+/* The streams' phases of the span file at path (its "# phases_ms:" line):
+ * exactly `streams` of them into out, and the file's fps (its "fps X" header)
+ * into *fps. 0, or -1 and "PATH: message". */
+int rp_phases_read(const char *path, int streams, double *out, double *fps, char *err,
+                   size_t errlen);
 
 #endif

@@ -4,20 +4,27 @@
 #
 #  1. calibrate every op in isolation: vlcalib (tiny, CPU, one OpenBLAS thread),
 #     vlcalib decode (the pipeline's own clip: H.264 640x360, GOP 30), vlcalib wakeup
-#     (wake-up latency, and with --ring 4 the cores' speed-up with 1..4 threads busy:
-#     the pipeline's four CPU threads), and vlrealpipe mixcal (the same ops
+#     (wake-up latency, and with --ring 4 the cores' speed-up with 1..4 threads busy
+#     spinning, reported only), vlrealpipe corecal (the speed-up with 1..4 threads
+#     running the pipeline's ops — the pipeline's four CPU threads: the scenario's
+#     cpu.speedup), and vlrealpipe mixcal (the same ops
 #     timed on one thread in the order a frame meets them: rp_mix.h);
 #  2. capacity from that calibration (vlrealpipe capacity: the bottleneck
 #     resource's saturation rate from the mean service times);
 #  3. at 30, 50, 70, 85 % of it (FPS varied, 8 streams): RUNS real runs and one
 #     simulation of the scenario generated from the mix calibration + the load
 #     point (the prediction), and one from vlcalib's back-to-back timings (shown
-#     beside it, to say what timing the ops in their mix is worth);
+#     beside it, to say what timing the ops in their mix is worth); both replay
+#     the real runs' stream phases (their workload: 8 streams' phases alone move
+#     a simulated p50 by +-12 %), each run's in turn;
 #  4. validation/results.csv, validation/spread.csv, validation/REPORT.md,
 #     validation/cdf.png (gnuplot), and the calibration used (validation/calib/).
 # Knobs (environment): RUNS (3), DURATION (15 s of frames per run), WARMUP (2 s),
-# SIM_S (120 s x 5 replications), LOADS ("0.30 0.50 0.70 0.85"), NOTE (a line for
-# the report, e.g. "taken on a loaded machine"), NICE (-19 when root, else 0: the
+# SIM_S (120 s) x SIM_REPS (2 x RUNS: each run's phases twice) replications,
+# RECAL (1: calibrate again just before each load point's runs; 0: the first
+# calibration throughout),
+# LOADS ("0.30 0.50 0.70 0.85"), NOTE (a line for the report, e.g. "taken on a
+# loaded machine"), NICE (-19 when root, else 0: the
 # calibration and the runs get a higher scheduling weight than other processes, so
 # these perturb them less; on a quiet machine it changes nothing). Never part of
 # `make test`.
@@ -28,6 +35,8 @@ RUNS=${RUNS:-3}
 DURATION=${DURATION:-15}
 WARMUP=${WARMUP:-2}
 SIM_S=${SIM_S:-120}
+SIM_REPS=${SIM_REPS:-$((2 * RUNS))}
+RECAL=${RECAL:-1}
 LOADS=${LOADS:-"0.30 0.50 0.70 0.85"}
 NOTE=${NOTE:-}
 OUT=validation
@@ -68,16 +77,19 @@ log "measuring thread wake-up latency (vlcalib wakeup)"
 log "timing the same ops in the pipeline's op mix, one thread (vlrealpipe mixcal)"
 "${PRIO[@]}" ./vlrealpipe mixcal --force --out "$WORK/calib/mix-tiny.yaml" --decode-out "$WORK/calib/mix-h264.yaml" \
   --calib "$WORK/calib/cpu-tiny-1t.yaml" --decode-calib "$WORK/calib/h264-640x360.yaml" > "$WORK/calib/mixcal.txt"
+log "measuring the cores' speed-up for the pipeline's own work (vlrealpipe corecal)"
+"${PRIO[@]}" ./vlrealpipe corecal --threads 4 --force --out "$WORK/calib/corecal.yaml" > /dev/null
 ISO_TINY=$PWD/$WORK/calib/cpu-tiny-1t.yaml
 ISO_DEC=$PWD/$WORK/calib/h264-640x360.yaml
 TINY=$PWD/$WORK/calib/mix-tiny.yaml
 DEC=$PWD/$WORK/calib/mix-h264.yaml
 WAKE=$WORK/calib/wakeup.yaml
-cat "$WORK/calib/wakeup.log" "$WORK/calib/mixcal.txt" >&2
+CORE=$WORK/calib/corecal.yaml
+cat "$WORK/calib/wakeup.log" "$CORE" "$WORK/calib/mixcal.txt" >&2
 
 # ---- 2. capacity ----
-./vlrealpipe capacity --calib "$TINY" --decode-calib "$DEC" --wakeup "$WAKE" --cores "$CORES" | tee "$WORK/capacity.txt" >&2
-./vlrealpipe capacity --calib "$ISO_TINY" --decode-calib "$ISO_DEC" --wakeup "$WAKE" --cores "$CORES" > "$WORK/capacity-iso.txt"
+./vlrealpipe capacity --calib "$TINY" --decode-calib "$DEC" --wakeup "$WAKE" --cores-calib "$CORE" --cores "$CORES" | tee "$WORK/capacity.txt" >&2
+./vlrealpipe capacity --calib "$ISO_TINY" --decode-calib "$ISO_DEC" --wakeup "$WAKE" --cores-calib "$CORE" --cores "$CORES" > "$WORK/capacity-iso.txt"
 CAP=$(awk '/^capacity_fps_per_stream/ {print $2}' "$WORK/capacity.txt")
 
 # ---- 3. the load points ----
@@ -85,19 +97,38 @@ for L in $LOADS; do
   FPS=$(awk -v c="$CAP" -v l="$L" 'BEGIN {printf "%.4f", c * l}')
   D="$WORK/runs/$L"
   mkdir -p "$D"
+  # The cores' speed and the ops' times drift on a shared VM within minutes, so
+  # each load point's prediction is calibrated (still in isolation: mixcal and
+  # the ring, no pipeline) just before its runs; the capacity, and so the FPS,
+  # stays the first calibration's.
+  L_TINY=$TINY L_DEC=$DEC L_WAKE=$WAKE L_CORE=$CORE
+  if [ "$RECAL" = 1 ]; then
+    log "load $L: calibrating again just before its runs (vlcalib wakeup --ring 4, corecal, mixcal)"
+    "${PRIO[@]}" ./vlcalib wakeup --busy "$CORES" --ring 4 --ring-reps 3 --force --out "$D/wakeup.yaml" \
+      > "$D/wakeup.log"
+    "${PRIO[@]}" ./vlrealpipe corecal --threads 4 --rounds 3 --force --out "$D/corecal.yaml" > /dev/null
+    "${PRIO[@]}" ./vlrealpipe mixcal --rounds 30 --force --out "$D/mix-tiny.yaml" --decode-out "$D/mix-h264.yaml" \
+      > "$D/mixcal.txt"
+    L_TINY=$PWD/$D/mix-tiny.yaml L_DEC=$PWD/$D/mix-h264.yaml L_WAKE=$D/wakeup.yaml L_CORE=$D/corecal.yaml
+  fi
   spans=()
   for r in $(seq 1 "$RUNS"); do
     log "load $L (fps $FPS per stream): real run $r of $RUNS"
     "${PRIO[@]}" ./vlrealpipe run --fps "$FPS" --duration "$DURATION" --warmup "$WARMUP" --seed "$r" \
-      --wakeup "$WAKE" --cores "$CORES" --out "$D/spans-$r.csv" 2>> "$D/run.log"
+      --wakeup "$L_WAKE" --cores "$CORES" --out "$D/spans-$r.csv" 2>> "$D/run.log"
     spans+=("$D/spans-$r.csv")
+    # the machine right after the run: the ring's busy cores with 1 and 2 tokens
+    "${PRIO[@]}" ./vlcalib wakeup --rounds 2000 --ring 2 --ring-reps 1 | awk -v l="$L" -v r="$r" \
+      '/^ring_busy:/ {gsub(/[][,]/, " "); print l "," r "," $2 "," $3}' >> "$WORK/probe.csv"
   done
   log "load $L: simulating (calibration + load point only)"
-  ./vlrealpipe scenario --calib "$TINY" --decode-calib "$DEC" --wakeup "$WAKE" --fps "$FPS" --cores "$CORES" \
-    --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps 5 --out "$D/scenario.yaml"
+  phases=()
+  for f in "${spans[@]}"; do phases+=(--phases-from "$f"); done
+  ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --fps "$FPS" --cores "$CORES" \
+    --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario.yaml"
   ./vlsim run "$D/scenario.yaml" --csv "$D/sim.csv" --plot "$D/plot" -q 2> "$D/sim.log"
-  ./vlrealpipe scenario --calib "$ISO_TINY" --decode-calib "$ISO_DEC" --wakeup "$WAKE" --fps "$FPS" --cores "$CORES" \
-    --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps 5 --out "$D/scenario-iso.yaml"
+  ./vlrealpipe scenario --calib "$ISO_TINY" --decode-calib "$ISO_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --fps "$FPS" --cores "$CORES" \
+    --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-iso.yaml"
   ./vlsim run "$D/scenario-iso.yaml" --csv "$D/sim-iso.csv" -q 2> "$D/sim-iso.log"
   ./vlrealpipe compare --load "$L" --sim "$D/sim-iso.csv" --warmup "$WARMUP" --out "$D/rows-iso.csv" \
     "${spans[@]}" > /dev/null
@@ -172,10 +203,13 @@ elapsed=$(( $(date +%s) - t_start ))
   echo "$LOAD_BEFORE before, $(cut -d' ' -f1-3 /proc/loadavg) after; ${elapsed} s in all; calibration and"
   echo "real runs at nice $NICE. Wake-up latency"
   echo "(vlcalib wakeup, idle cores, then every core busy) and the cores' speed-up with 1..4"
-  echo "threads busy (vlcalib wakeup --ring 4):"
+  echo "threads busy, by threads spinning on the clock (vlcalib wakeup --ring 4; reported, not"
+  echo "used) and by threads running the pipeline's ops (vlrealpipe corecal; the scenario's"
+  echo "cpu.speedup):"
   echo
   echo '```'
   grep -v '^#' "$WORK/calib/wakeup.yaml"
+  cat "$CORE"
   echo '```'
   echo
   echo "The ops timed in the pipeline's op mix on one thread (vlrealpipe mixcal; iso: vlcalib's"
@@ -198,7 +232,9 @@ elapsed=$(( $(date +%s) - t_start ))
   echo '```'
   echo
   echo "Real: $RUNS runs per load of ${DURATION} s of frames (first ${WARMUP} s not measured),"
-  echo "pooled; simulated: 5 replications x ${SIM_S} s. rel_err = (sim - real) / real;"
+  echo "pooled; simulated: $SIM_REPS replications x ${SIM_S} s, replaying the real runs' stream"
+  echo "phases in turn (the workload they were given: vlrealpipe scenario --phases-from)."
+  echo "rel_err = (sim - real) / real;"
   echo "for drop_rate the columns are percentages and rel_err is sim - real in points."
   echo "Target: frame p50 and p95 within 5 %, p99 within 10 %, drop rate within 1 point."
   echo
@@ -215,11 +251,33 @@ elapsed=$(( $(date +%s) - t_start ))
   echo
   echo "## Spread of the real runs (each run alone)"
   echo
-  echo "| load | run | frames | p50 ms | p95 ms | p99 ms | drop % |"
-  echo "|---|---|---|---|---|---|---|"
-  awk -F, 'NR > 1 { printf "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f |\n", $1, $2 + 1, $3, $4, $5, $6, $7 }' \
-    "$WORK/spread.csv"
+  echo "Ring after the run: the cores kept busy by \`vlcalib wakeup --ring 2\` with 1 and 2"
+  echo "tokens, right after each run (1 s each): how fast the machine was then."
   echo
+  echo "| load | run | frames | p50 ms | p95 ms | p99 ms | drop % | ring after (1, 2 tokens) |"
+  echo "|---|---|---|---|---|---|---|---|"
+  awk -F, 'FNR == NR { ring[$1 "," $2] = sprintf("%.3f, %.3f", $3, $4); next }
+           FNR > 1 { k = $1 "," ($2 + 1)
+                     printf "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %s |\n", $1, $2 + 1, $3, $4, $5, $6, $7,
+                            (k in ring) ? ring[k] : "-" }' "$WORK/probe.csv" "$WORK/spread.csv"
+  echo
+  if [ "$RECAL" = 1 ]; then
+    echo "## Each load point's own calibration (taken just before its runs)"
+    echo
+    echo "| load | ring speed-up (not used) | corecal speed-up | wake ms | decode P ms | decode I ms | encode b1 ms | encode b8 ms |"
+    echo "|---|---|---|---|---|---|---|---|"
+    for L in $LOADS; do
+      D="$WORK/runs/$L"
+      sp=$(sed -n 's/^speedup: \[\(.*\)\]/\1/p' "$D/wakeup.yaml")
+      cc=$(sed -n 's/^speedup: \[\(.*\)\]/\1/p' "$D/corecal.yaml")
+      wk=$(sed -n 's/^wakeup: .*mean_ms: \([0-9.]*\).*/\1/p' "$D/wakeup.yaml")
+      awk -v l="$L" -v sp="$sp" -v cc="$cc" -v wk="$wk" '
+        $1 == "decode_video" && $2 == "P-frame" { p = $4 } $1 == "decode_video" && $2 == "I-frame" { i = $4 }
+        $1 == "encode" && $3 == 1 { e1 = $5 } $1 == "encode" && $3 == 8 { e8 = $5 }
+        END { printf "| %s | %s | %s | %s | %s | %s | %s | %s |\n", l, sp, cc, wk, p, i, e1, e8 }' "$D/mixcal.txt"
+    done
+    echo
+  fi
   echo "## Per stage (sojourn: enqueue to end)"
   echo
   echo "| load | stage | metric | real ms | sim ms | rel err |"
@@ -233,6 +291,12 @@ elapsed=$(( $(date +%s) - t_start ))
 rm -rf "$OUT/calib"
 mkdir -p "$OUT/calib"
 cp "$WORK"/calib/*.yaml "$WORK"/calib/*.samples.csv "$WORK"/calib/*.samples "$WORK/calib/mixcal.txt" "$OUT/calib/"
+if [ "$RECAL" = 1 ]; then     # each load point's: the ring and the mix means (the samples stay in $WORK)
+  for L in $LOADS; do
+    mkdir -p "$OUT/calib/$L"
+    cp "$WORK/runs/$L/wakeup.yaml" "$WORK/runs/$L/corecal.yaml" "$WORK/runs/$L/mixcal.txt" "$OUT/calib/$L/"
+  done
+fi
 mv "$WORK/results-iso.csv" "$OUT/results-iso.csv"
 mv "$WORK/results.csv" "$OUT/results.csv"
 mv "$WORK/spread.csv" "$OUT/spread.csv"

@@ -1,0 +1,213 @@
+/* rp_cores.c — the cores' speed-up for the pipeline's own work. See rp_cores.h.
+ * It must never pin its threads (the point is where the OS puts them) nor
+ * time anything but whole units. */
+#include "calib/realpipe/rp_cores.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "calib/cpu.h"
+#include "calib/realpipe/rp_ops.h"
+
+typedef struct shared shared;
+
+typedef struct {
+    shared *sh;
+    int me;
+    rp_ops ops;
+    bool ops_ok;
+    float *pix, *tok, *red;
+    long seq, done;                    /* done: read after the join */
+} worker;
+
+struct shared {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int active;                        /* workers 0..active-1 work; the others wait */
+    bool stop;
+    atomic_long units;
+    const rp_params *p;
+};
+
+/* One unit: the next keep_every frames of this worker's stream, then the
+ * kept frame through encode, reduce and prefill at batch 1. */
+static void unit(worker *w)
+{
+    const rp_params *p = w->sh->p;
+    for (int k = 0; k < p->keep_every; k++, w->seq++)
+        rp_ops_decode(&w->ops, 0, w->seq, k == 0 ? w->pix : NULL);
+    float *pix[1] = {w->pix}, *tok[1] = {w->tok}, *red[1] = {w->red};
+    rp_ops_encode(&w->ops, 1, pix, tok);
+    rp_ops_reduce(&w->ops, 1, tok, red);
+    rp_ops_prefill(&w->ops, 1, red);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    shared *sh = w->sh;
+    for (;;) {
+        pthread_mutex_lock(&sh->mu);
+        while (!sh->stop && w->me >= sh->active)
+            pthread_cond_wait(&sh->cv, &sh->mu);
+        bool stop = sh->stop;
+        pthread_mutex_unlock(&sh->mu);
+        if (stop)
+            return NULL;
+        unit(w);
+        w->done++;
+        atomic_fetch_add(&sh->units, 1);
+    }
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static void nap(double s)
+{
+    struct timespec ts = {(time_t)s, (long)((s - (double)(time_t)s) * 1e9)};
+    while (nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+static void set_active(shared *sh, int k)
+{
+    pthread_mutex_lock(&sh->mu);
+    sh->active = k;
+    pthread_cond_broadcast(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+}
+
+/* Units per second with k workers busy: a short settling, then `seconds`.
+ * The workers stop at their next unit's end; a unit in flight at the edges
+ * counts where it ends, which over hundreds of units is noise. */
+static double measure(shared *sh, int k, double seconds)
+{
+    set_active(sh, k);
+    nap(0.1);
+    long u0 = atomic_load(&sh->units);
+    double t0 = now_s();
+    nap(seconds);
+    long u1 = atomic_load(&sh->units);
+    double t1 = now_s();
+    set_active(sh, 0);
+    nap(0.05);                         /* let the last units finish */
+    return (double)(u1 - u0) / (t1 - t0);
+}
+
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof *v, cmp_dbl);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+int rp_cores_run(const rp_params *p, int threads, int rounds, double seconds, rp_cores_result *r,
+                 char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    if (threads < 1 || threads > RP_CORES_MAX || rounds < 1 || rounds > 100 || !(seconds > 0)
+        || p->keep_every < 1) {
+        snprintf(err, errlen, "corecal: threads 1..%d, rounds 1..100, seconds > 0", RP_CORES_MAX);
+        return -1;
+    }
+    cpu_set_threads(1);                /* as the pipeline runs its kernels */
+    r->threads = threads;
+    r->rounds = rounds;
+    r->seconds = seconds;
+    rp_params one = *p;
+    one.streams = 1;                   /* each worker decodes a stream of its own */
+    dect_clip *clip = NULL;
+    worker *w = calloc((size_t)threads, sizeof *w);
+    pthread_t *th = calloc((size_t)threads, sizeof *th);
+    double (*ratio)[100] = calloc((size_t)threads, sizeof *ratio);
+    double (*units)[100] = calloc((size_t)threads, sizeof *units);
+    shared sh;
+    memset(&sh, 0, sizeof sh);
+    pthread_mutex_init(&sh.mu, NULL);
+    pthread_cond_init(&sh.cv, NULL);
+    atomic_init(&sh.units, 0);
+    sh.p = &one;
+    int started = 0, rc = -1;
+    if (!w || !th || !ratio || !units) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    if (rp_ops_clip(p, &clip, err, errlen))
+        goto out;
+    for (int k = 0; k < threads; k++) {
+        w[k].sh = &sh;
+        w[k].me = k;
+        if (rp_ops_init(&w[k].ops, &one, clip, err, errlen))
+            goto out;
+        w[k].ops_ok = true;
+        w[k].pix = calloc(RP_PIX_FLOATS, sizeof(float));
+        w[k].tok = calloc(RP_TOK_FLOATS, sizeof(float));
+        w[k].red = calloc((size_t)p->keep_tokens * 64, sizeof(float));
+        if (!w[k].pix || !w[k].tok || !w[k].red) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+    }
+    for (; started < threads; started++)
+        if (pthread_create(&th[started], NULL, worker_main, &w[started])) {
+            snprintf(err, errlen, "cannot start corecal's threads");
+            goto out;
+        }
+    measure(&sh, threads, 0.3);        /* warm every worker's decoder and caches */
+    for (int rd = 0; rd < rounds; rd++)
+        for (int k = 1; k <= threads; k++)
+            units[k - 1][rd] = measure(&sh, k, seconds);
+    for (int rd = 0; rd < rounds; rd++)
+        for (int k = 1; k <= threads; k++)
+            ratio[k - 1][rd] = units[0][rd] > 0 ? units[k - 1][rd] / units[0][rd] : 0;
+    for (int k = 0; k < threads; k++) {
+        r->units[k] = median(units[k], rounds);
+        r->speedup[k] = median(ratio[k], rounds);   /* sorts: lo and hi are its ends */
+        if (r->speedup[k] > k + 1)
+            r->speedup[k] = k + 1;     /* a faster spell of the machine cannot make k threads more than k */
+        r->lo[k] = ratio[k][0];
+        r->hi[k] = ratio[k][rounds - 1];
+    }
+    rc = r->units[0] > 0 ? 0 : -1;
+    if (rc)
+        snprintf(err, errlen, "corecal: no unit finished in %g s", seconds);
+out:
+    pthread_mutex_lock(&sh.mu);
+    sh.stop = true;
+    pthread_cond_broadcast(&sh.cv);
+    pthread_mutex_unlock(&sh.mu);
+    for (int k = 0; k < started; k++) {
+        pthread_join(th[k], NULL);
+        r->done[k] = w[k].done;
+    }
+    for (int k = 0; w && k < threads; k++) {
+        if (w[k].ops_ok)
+            rp_ops_free(&w[k].ops);
+        free(w[k].pix);
+        free(w[k].tok);
+        free(w[k].red);
+    }
+    dect_clip_free(clip);
+    pthread_mutex_destroy(&sh.mu);
+    pthread_cond_destroy(&sh.cv);
+    free(w);
+    free(th);
+    free(ratio);
+    free(units);
+    return rc;
+}

@@ -1,0 +1,101 @@
+/* test_handoff.c — cpu.handoff_ms (issue 7): every handoff of an item to a
+ * thread on the cores costs that much CPU, as a job of its own sharing the
+ * cores, except between two GPU stages (one executor thread runs both).
+ * Every latency below is worked out by hand from processor sharing. */
+#include <criterion/criterion.h>
+#include <string.h>
+
+#include "models/run.h"
+#include "models/scenario.h"
+
+/* One stream at 10 fps: a frame every 100 ms, far apart, so each frame is
+ * alone on the machine. */
+#define HEAD "name: t\nduration_s: 10\nwarmup_s: 1\nreplications: 1\n" \
+             "workload: {arrival: periodic, streams: 1, fps: 10, phase: aligned}\n"
+
+static void run_yaml(const char *yaml, run_result *r)
+{
+    scenario_cfg c;
+    char err[512] = "";
+    cr_assert_eq(scn_load_string(yaml, strlen(yaml), "t.yaml", ".", &c, err, sizeof err), 0,
+                 "%s", err);
+    run_opts o = {1, NULL, NULL};
+    cr_assert_eq(run_scenario(&c, &o, r, err, sizeof err), 0, "run_scenario: %s", err);
+    cfg_free(&c);
+}
+
+/* One core. A frame arrives: its handoff (2 ms of CPU) and its service
+ * (10 ms) start together, each at half speed; the handoff ends at 4 ms, the
+ * service, 8 ms of work left, at 12. At the second stage the same again:
+ * it leaves at 24. Without handoff_ms: 10 + 10. */
+Test(handoff, two_worker_stages_one_core)
+{
+    run_result r;
+    run_yaml(HEAD "cpu: {cores: 1, handoff_ms: 2}\n"
+             "stages:\n  - {name: a, service: {dist: constant, ms: 10}}\n"
+             "  - {name: b, service: {dist: constant, ms: 10}}\n", &r);
+    cr_expect_float_eq(r.e2e.mean.mean, 24.0, 1e-9, "e2e %g", r.e2e.mean.mean);
+    cr_expect_float_eq(r.stage[0].sojourn.mean.mean, 12.0, 1e-9, "a %g", r.stage[0].sojourn.mean.mean);
+    cr_expect_float_eq(r.stage[1].sojourn.mean.mean, 12.0, 1e-9, "b %g", r.stage[1].sojourn.mean.mean);
+    run_result_free(&r);
+    run_yaml(HEAD "cpu: {cores: 1}\n"
+             "stages:\n  - {name: a, service: {dist: constant, ms: 10}}\n"
+             "  - {name: b, service: {dist: constant, ms: 10}}\n", &r);
+    cr_expect_float_eq(r.e2e.mean.mean, 20.0, 1e-9, "e2e %g", r.e2e.mean.mean);
+    run_result_free(&r);
+}
+
+/* Two cores: the handoff runs beside the service on the other core, so it
+ * costs no time (10 + 10); with a speed-up of 1.5 for two busy threads each
+ * runs at 0.75 while both are busy: the handoff ends at 2 / 0.75 = 8/3 ms,
+ * by when the service has done 2 ms of its 10, the other 8 at full speed:
+ * 10 + 2/3 per stage. */
+Test(handoff, two_cores_and_a_speedup)
+{
+    run_result r;
+    run_yaml(HEAD "cpu: {cores: 2, handoff_ms: 2}\n"
+             "stages:\n  - {name: a, service: {dist: constant, ms: 10}}\n"
+             "  - {name: b, service: {dist: constant, ms: 10}}\n", &r);
+    cr_expect_float_eq(r.e2e.mean.mean, 20.0, 1e-9, "e2e %g", r.e2e.mean.mean);
+    run_result_free(&r);
+    run_yaml(HEAD "cpu: {cores: 2, handoff_ms: 2, speedup: [1, 1.5]}\n"
+             "stages:\n  - {name: a, service: {dist: constant, ms: 10}}\n"
+             "  - {name: b, service: {dist: constant, ms: 10}}\n", &r);
+    cr_expect_float_eq(r.e2e.mean.mean, 2 * (10 + 2.0 / 3), 1e-9, "e2e %g", r.e2e.mean.mean);
+    run_result_free(&r);
+}
+
+/* GPU stages on the cores (an executor thread): the handoff into the first
+ * costs 2 ms of CPU as above (12), from it to the second nothing (10): 22. */
+Test(handoff, none_between_gpu_stages)
+{
+    run_result r;
+    run_yaml(HEAD "cluster: {gpus: 1, gpu_type: cpu-executor-thread}\n"
+             "cpu: {cores: 1, handoff_ms: 2}\n"
+             "stages:\n  - {name: encode, on: gpu, service: {dist: constant, ms: 10}}\n"
+             "  - {name: reduce, on: gpu, service: {dist: constant, ms: 10}}\n", &r);
+    cr_expect_float_eq(r.e2e.mean.mean, 22.0, 1e-9, "e2e %g", r.e2e.mean.mean);
+    run_result_free(&r);
+}
+
+/* Only the stages on the cores: b is not, so its entry costs nothing. */
+Test(handoff, only_stages_on_the_cores)
+{
+    run_result r;
+    run_yaml(HEAD "cpu: {cores: 1, handoff_ms: 2, stages: [a]}\n"
+             "stages:\n  - {name: a, service: {dist: constant, ms: 10}}\n"
+             "  - {name: b, service: {dist: constant, ms: 10}}\n", &r);
+    cr_expect_float_eq(r.e2e.mean.mean, 22.0, 1e-9, "e2e %g", r.e2e.mean.mean);
+    run_result_free(&r);
+}
+
+Test(handoff, loader)
+{
+    scenario_cfg c;
+    char err[512] = "";
+    const char *bad = HEAD "cpu: {cores: 1, handoff_ms: -1}\n"
+                      "stages:\n  - {name: a, service: {dist: constant, ms: 10}}\n";
+    cr_expect_eq(scn_load_string(bad, strlen(bad), "t.yaml", ".", &c, err, sizeof err), -1);
+    cr_expect(strstr(err, "t.yaml:6:") && strstr(err, "cpu.handoff_ms") && strstr(err, ">= 0"),
+              "%s", err);
+}

@@ -4,7 +4,7 @@
 #   make test     unit + validation tests, then the same under ASan+UBSan
 #   make bench    benchmark figures (events/s, customers/s)
 #   make vlcalib  the calibration tool (calib/calib.mk; CUDA=1 for the GPU backend)
-#   make validate the real pipeline against the simulator (calib/realpipe; ~4 min, not in test)
+#   make validate the real pipeline against the simulator (calib/realpipe; ~7 min, not in test)
 #   make deps     install missing Debian packages (apt-get when root)
 #   make fuzz     libFuzzer on the scenario and calibration loaders (FUZZ_SECONDS=60 in all)
 #   make install  PREFIX=/usr/local (and DESTDIR) for vlsim, vlcalib, scenarios, plots, man page

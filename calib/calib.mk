@@ -73,7 +73,7 @@ endif
 
 # The real pipeline (issue 7, calib/realpipe/README.md): ./vlrealpipe, and
 # `make validate`, the experiment that compares it with the simulator
-# (timing-sensitive: never part of `make test`; about 4 minutes).
+# (timing-sensitive: never part of `make test`; about 7 minutes).
 REALPIPE_LIB_SRCS := $(filter-out calib/realpipe/rp_main.c,$(sort $(wildcard calib/realpipe/*.c)))
 
 $(B)/libvlrealpipe.a: $(REALPIPE_LIB_SRCS:%.c=$(B)/%.o)

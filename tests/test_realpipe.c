@@ -20,6 +20,7 @@
 #include "calib/wakeup.h"
 #include "calib/realpipe/rp_cores.h"
 #include "calib/realpipe/rp_mix.h"
+#include "calib/realpipe/rp_overlap.h"
 #include "calib/realpipe/rp_params.h"
 #include "calib/realpipe/rp_scen.h"
 #include "calib/realpipe/rp_span.h"
@@ -490,6 +491,66 @@ Test(realpipe, corecal_threads_and_bounds, .timeout = 120)
     cr_expect_float_eq(r.speedup[0], 1.0, 1e-12);
     cr_expect_eq(rp_cores_run(&p, 0, 1, 1, &r, err, sizeof err), -1);
     cr_expect(strstr(err, "threads 1..16") != NULL, "%s", err);
+}
+
+/* The ops by the others beside them, on a hand-made run (ms):
+ *   A decode [0, 1]            alone                      -> decode_P, 0
+ *   B decode [2, 5], C [4, 5]  B: count 1 for 2 ms, 2 for 1: average 4/3, others 1/3 -> 0
+ *                              C: count 2 throughout: others 1 -> 1
+ *   an encode batch of 2 [10, 12] and decode D [10.5, 11.5]:
+ *                              D: others 1 -> 1; the batch: (0.5 + 2 + 0.5) / 2 = 1.5,
+ *                              others 0.5 -> 1 (encode_b2)
+ *   E decode [20, 21], an I-frame (seq 30), alone -> decode_I, 0
+ * so decode_P: 0 holds A and B (1, 3 ms: mean 2), 1 holds C and D (1, 1). A
+ * second run's decode F [0, 2] overlaps nothing of run 1 (runs apart). */
+Test(realpipe, overlap_classes)
+{
+    char dir[64], path[128], err[512] = "";
+    kit_tmpdir(dir, sizeof dir, "overlap");
+    snprintf(path, sizeof path, "%s/spans.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
+          "frame,0,0,1,decode,done,0,0,0,1\n"
+          "frame,1,0,2,decode,done,2,2,2,5\n"
+          "frame,2,1,3,decode,done,4,4,4,5\n"
+          "frame,3,1,4,decode,done,10.5,10.5,10.5,11.5\n"
+          "frame,4,0,6,encode,done,9,9,10,12\n"
+          "frame,5,1,8,encode,done,9,9,10,12\n"
+          "frame,6,0,30,decode,done,20,20,20,21\n", f);
+    fclose(f);
+    char path2[128];
+    snprintf(path2, sizeof path2, "%s/spans2.csv", dir);
+    f = fopen(path2, "w");
+    cr_assert_not_null(f);
+    fputs("kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
+          "frame,0,0,1,decode,done,0,0,0,2\n", f);
+    fclose(f);
+    rp_set s = {0};
+    cr_assert_eq(rp_set_read(&s, path, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(rp_set_read(&s, path2, err, sizeof err), 0, "%s", err);
+    rp_overlap o;
+    cr_assert_eq(rp_overlap_of(&s, 30, 0, &o), 0);
+    const rp_ovl_cell *p0 = &o.cell[RP_OVL_DECODE_P][0], *p1 = &o.cell[RP_OVL_DECODE_P][1];
+    cr_expect_eq(p0->n, 3, "A, B and run 2's F alone: %d", p0->n);
+    close_to("alone: mean of 1, 3, 2", p0->mean, 2.0);
+    close_to("alone: median", p0->p50, 2.0);
+    cr_expect_eq(p1->n, 2);
+    close_to("one other: C and D", p1->mean, 1.0);
+    cr_expect_eq(o.cell[RP_OVL_DECODE_P][2].n, 0);
+    cr_expect_eq(o.cell[RP_OVL_ENCODE_2][1].n, 1);
+    close_to("the batch", o.cell[RP_OVL_ENCODE_2][1].mean, 2.0);
+    cr_expect_eq(o.cell[RP_OVL_ENCODE_1][0].n + o.cell[RP_OVL_ENCODE_1][1].n, 0);
+    cr_expect_eq(o.cell[RP_OVL_DECODE_I][0].n, 1);
+    close_to("the I-frame", o.cell[RP_OVL_DECODE_I][0].mean, 1.0);
+    /* from 4 ms on: A and B are out, and so is F */
+    cr_assert_eq(rp_overlap_of(&s, 30, 4, &o), 0);
+    cr_expect_eq(o.cell[RP_OVL_DECODE_P][0].n, 0);
+    cr_expect_eq(o.cell[RP_OVL_DECODE_P][1].n, 2);
+    rp_set_free(&s);
+    unlink(path);
+    unlink(path2);
+    rmdir(dir);
 }
 
 Test(realpipe, mixcal_counts_and_files, .timeout = 120)

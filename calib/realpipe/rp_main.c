@@ -27,6 +27,7 @@
 #include <unistd.h>
 
 #include "calib/realpipe/rp_cores.h"
+#include "calib/realpipe/rp_overlap.h"
 #include "calib/realpipe/rp_params.h"
 #include "calib/realpipe/rp_mix.h"
 #include "calib/realpipe/rp_pipe.h"
@@ -48,7 +49,7 @@ static void usage(FILE *f)
         "       vlrealpipe corecal  [PARAMS] [--threads T] [--rounds R] [--seconds S]\n"
         "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
-        "                           [--spread F.csv] [--cdf F.dat] [--force] SPANS.csv...\n"
+        "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv] [--force] SPANS.csv...\n"
         "run: the real threaded pipeline (H.264 decode, sampler, tiny encoder, ToMe, prefill,\n"
         "queries -> decode -> response); one span per frame and stage to SPANS.csv.\n"
         "capacity: the frame rate each resource saturates at, from the calibration alone.\n"
@@ -66,7 +67,8 @@ static void usage(FILE *f)
         "k = 1..T busy in turn, R (5) rounds of S (1) s; speedup: [1, u2/u1, ...], units done\n"
         "per second against one thread's, the simulator's cpu.speedup (--cores-calib F).\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
-        "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err.\n"
+        "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err;\n"
+        "--overlap: the real ops' times by how many other ops ran beside them (rp_overlap.h).\n"
         "PARAMS: --streams N (8) --fps X (30) --duration S (12) --warmup S (2) --seed N (1)\n"
         "        --decode-workers N (2) --keep-every N (2) --max-batch N (8)\n"
         "        --batch-timeout-ms X (2) --queries-per-min X (6) --cores N (2)\n"
@@ -156,7 +158,7 @@ static int read_wakeup(const char *path, double *ms, rp_params *p, char *err, si
 
 typedef struct {
     rp_params p;
-    const char *out, *calib, *dcalib, *sim, *spread, *cdf, *dout;
+    const char *out, *calib, *dcalib, *sim, *spread, *cdf, *dout, *overlap;
     double load, sim_s;
     int sim_reps, rounds, threads;
     double seconds;
@@ -260,6 +262,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             o->spread = v;
         } else if (!strcmp(a, "--cdf")) {
             o->cdf = v;
+        } else if (!strcmp(a, "--overlap")) {
+            o->overlap = v;
         } else if (!strcmp(a, "--phases-from")) {
             o->phases[o->nphases++] = v;
         } else {
@@ -521,7 +525,7 @@ static int cmd_compare(opts *o, char *err, size_t n)
         return -1;
     }
     if (check_out(o->out, o->force, err, n) || check_out(o->spread, o->force, err, n)
-        || check_out(o->cdf, o->force, err, n))
+        || check_out(o->cdf, o->force, err, n) || check_out(o->overlap, o->force, err, n))
         return -1;
     rp_set s = {0};
     rp_metrics real, sim;
@@ -554,6 +558,28 @@ static int cmd_compare(opts *o, char *err, size_t n)
     }
     if (out_commit(&f, err, n))
         goto done;
+    if (o->overlap) {                  /* a diagnostic of the spans, not of the simulator */
+        rp_overlap ov;
+        if (rp_overlap_of(&s, o->p.gop, w, &ov)) {
+            snprintf(err, n, "out of memory");
+            goto done;
+        }
+        if (out_open(&f, o->overlap, err, n))
+            goto done;
+        fprintf(f.f, "load,op,others,n,mean_ms,p50_ms,mean_over_alone\n");
+        for (int op = 0; op < RP_OVL_OPS; op++)
+            for (int c = 0; c < RP_OVL_OTHERS; c++) {
+                const rp_ovl_cell *cell = &ov.cell[op][c], *alone = &ov.cell[op][0];
+                fprintf(f.f, "%.2f,%s,%s,%d,%.6f,%.6f,", o->load, rp_overlap_op_name(op),
+                        c == 0 ? "0" : c == 1 ? "1" : "2+", cell->n, cell->mean, cell->p50);
+                if (cell->n && alone->n)
+                    fprintf(f.f, "%.4f\n", cell->mean / alone->mean);
+                else
+                    fprintf(f.f, "\n");
+            }
+        if (out_commit(&f, err, n))
+            goto done;
+    }
     if (o->spread) {
         if (out_open(&f, o->spread, err, n))
             goto done;

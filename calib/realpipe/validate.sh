@@ -17,7 +17,8 @@
 #     beside it, to say what timing the ops in their mix is worth); both replay
 #     the real runs' stream phases (their workload: 8 streams' phases alone move
 #     a simulated p50 by +-12 %), each run's in turn;
-#  4. validation/results.csv, validation/spread.csv, validation/REPORT.md,
+#  4. validation/results.csv, validation/spread.csv, validation/overlap.csv (the real
+#     ops by the other ops beside them: a diagnostic), validation/REPORT.md,
 #     validation/cdf.png (gnuplot), and the calibration used (validation/calib/).
 # Knobs (environment): RUNS (3), DURATION (15 s of frames per run), WARMUP (2 s),
 # SIM_S (120 s) x SIM_REPS (2 x RUNS: each run's phases twice) replications,
@@ -134,7 +135,8 @@ for L in $LOADS; do
     "${spans[@]}" > /dev/null
   awk '/^# index/ {on = /frame end to end/; next} on && NF == 2' "$D/plot/cdf.dat" > "$D/sim-cdf.dat"
   ./vlrealpipe compare --load "$L" --sim "$D/sim.csv" --warmup "$WARMUP" --out "$D/rows.csv" \
-    --spread "$D/spread.csv" --cdf "$D/real-cdf.dat" "${spans[@]}" | tee -a "$WORK/summary.txt" >&2
+    --spread "$D/spread.csv" --cdf "$D/real-cdf.dat" --overlap "$D/overlap.csv" "${spans[@]}" \
+    | tee -a "$WORK/summary.txt" >&2
 done
 
 # ---- 4. outputs (each built beside, then moved into place) ----
@@ -153,6 +155,11 @@ for L in $LOADS; do
   if [ $first = 1 ]; then cat "$WORK/runs/$L/spread.csv"; else tail -n +2 "$WORK/runs/$L/spread.csv"; fi
   first=0
 done > "$WORK/spread.csv"
+first=1
+for L in $LOADS; do
+  if [ $first = 1 ]; then cat "$WORK/runs/$L/overlap.csv"; else tail -n +2 "$WORK/runs/$L/overlap.csv"; fi
+  first=0
+done > "$WORK/overlap.csv"
 
 # the CDF plot: real (points) vs predicted (lines) per load
 {
@@ -278,6 +285,31 @@ elapsed=$(( $(date +%s) - t_start ))
     done
     echo
   fi
+  echo "## The real ops with other ops beside them (a diagnostic of the spans)"
+  echo
+  echo "Each op's time by how many other ops (decodes, executor batches) ran beside it on"
+  echo "average over its span (vlrealpipe compare --overlap; validation/overlap.csv): alone"
+  echo "it should take what its calibration says; the ratios are what the others cost it"
+  echo "(mean over the mean alone; n ops)."
+  echo
+  echo "| load | op | alone: mean ms (n) | 1 other | 2+ others |"
+  echo "|---|---|---|---|---|"
+  awk -F, 'NR > 1 && $2 != "decode_I" {
+             k = $1 "," $2
+             if ($3 == "0") { a[k] = sprintf("%.3f (%d)", $5, $4); order[++n] = k; lab[k] = "| " $1 " | " $2 }
+             else if ($3 == "1") one[k] = ($7 == "" ? "-" : sprintf("x %.3f (%d)", $7, $4))
+             else two[k] = ($7 == "" ? "-" : sprintf("x %.3f (%d)", $7, $4)) }
+           END { for (i = 1; i <= n; i++) { k = order[i]; printf "%s | %s | %s | %s |\n", lab[k], a[k], one[k], two[k] } }' \
+    "$WORK/overlap.csv"
+  echo
+  echo "The simulator runs an op beside n - 1 others at speedup(n) / n of full speed, from the"
+  echo "speed-up its scenario used:"
+  echo
+  for L in $LOADS; do
+    sp=$(grep -o 'speedup: \[[^]]*\]' "$WORK/runs/$L/scenario.yaml" | sed 's/speedup: \[\(.*\)\]/\1/')
+    echo "$sp" | awk -F', *' -v l="$L" '{ printf "- %s: 1 other x %.3f, 2 others x %.3f\n", l, 2 / $2, 3 / $3 }'
+  done
+  echo
   echo "## Per stage (sojourn: enqueue to end)"
   echo
   echo "| load | stage | metric | real ms | sim ms | rel err |"
@@ -300,6 +332,7 @@ fi
 mv "$WORK/results-iso.csv" "$OUT/results-iso.csv"
 mv "$WORK/results.csv" "$OUT/results.csv"
 mv "$WORK/spread.csv" "$OUT/spread.csv"
+mv "$WORK/overlap.csv" "$OUT/overlap.csv"
 mv "$WORK/cdf.png" "$OUT/cdf.png"
 mv "$WORK/REPORT.md" "$OUT/REPORT.md"
 cat "$WORK/summary.txt"

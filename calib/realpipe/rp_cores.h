@@ -6,9 +6,10 @@
  * the clock: it sees how much CPU time the machine hands out, but not what
  * real ops do to each other when they run at once — two decoders, or a
  * decoder beside the encoder's GEMMs, share the caches and the memory
- * bandwidth (and on a VM, maybe one physical core). Measured on the 2-vCPU
- * box at 21:15 UTC: the ring gave s(2) = 2.00 while the pipeline's P-frame
- * decodes ran 12-14 % slower whenever another op ran beside them.
+ * bandwidth (and on a VM, maybe one physical core). On the 2-vCPU box at
+ * 21:15 UTC the ring gave s(2) = 2.00 while the pipeline's P-frame decodes
+ * ran 12-14 % slower on average with another op beside them (a time-average
+ * that also counts spans shared in part by three: rp_overlap.h).
  *
  * Here T threads each own an rp_ops (a decoder of a stream of their own and
  * the tiny model's kernels) and repeat one unit of the pipeline's work:

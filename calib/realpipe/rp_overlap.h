@@ -8,7 +8,11 @@
  * ops were running in the same run, rounded to 0, 1 or 2+ (below 0.5, below
  * 1.5, the rest). The mean and median of the ops' times in each class say
  * whether an op alone takes what the calibration says (it should: nothing
- * shares its cores) and how much the others cost it. Nothing here prints. */
+ * shares its cores) and how much the others cost it. The classes blur: an
+ * op that shared part of its span with two others and ran alone the rest
+ * counts as "1 other", so processor sharing itself gives class 1 a ratio
+ * above 1 when three threads compete for two cores; compare the ratios with
+ * a model's only on the same classification. Nothing here prints. */
 #ifndef VL_RP_OVERLAP_H
 #define VL_RP_OVERLAP_H
 

@@ -71,6 +71,9 @@ static const char *RUN_USAGE =
     "  --prom F           write Prometheus text exposition to F (- for stdout)\n"
     "  --plot DIR         draw the run's pictures into DIR (created if missing): per-stage\n"
     "                     CDFs, stage p99s against the budget, replication 0 over time\n"
+    "  --trace F          write replication 0's spans to F, a CSV row per item and stage\n"
+    "                     (kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,\n"
+    "                     end_ms: the format of calib/realpipe's spans), warm-up included\n"
     "  --force            replace output files that already exist\n"
     "  -q, --quiet        no table and no progress; warnings still go to stderr\n"
     "  -h, --help         show this text\n"
@@ -142,6 +145,7 @@ typedef struct {
     const char *out[OUT_N];
     cli_sets sets;                   /* --set KEY=VALUE */
     const char *plot_dir;
+    const char *trace;           /* --trace: replication 0's spans */
     bool force, quiet, have_seed;
     unsigned long long seed;
     int replications, threads;
@@ -195,6 +199,11 @@ static int parse_run_args(int argc, char **argv, run_args *a)
                 return cli_bad("run", o, "a directory", v);
             a->plot_dir = v;
             i++;
+        } else if (!strcmp(o, "--trace")) {
+            if (!v || !*v || !strcmp(v, "-"))
+                return cli_bad("run", o, "a file name", v);
+            a->trace = v;
+            i++;
         } else if (!strcmp(o, "--json") || !strcmp(o, "--csv") || !strcmp(o, "--prom")) {
             int k = o[2] == 'j' ? OUT_JSON : o[2] == 'c' ? OUT_CSV : OUT_PROM;
             if (!v || !*v)
@@ -222,6 +231,11 @@ static int parse_run_args(int argc, char **argv, run_args *a)
                 fprintf(stderr, "vlsim run: %s is named for two outputs\n", a->out[k]);
                 return CLI_BAD_INPUT;
             }
+    for (int k = 0; k < OUT_N && a->trace; k++)
+        if (a->out[k] && !strcmp(a->out[k], a->trace)) {
+            fprintf(stderr, "vlsim run: %s is named for two outputs\n", a->trace);
+            return CLI_BAD_INPUT;
+        }
     return 0;
 }
 
@@ -283,6 +297,11 @@ static int cmd_run(int argc, char **argv)
             cfg_free(&cfg);
             return CLI_BAD_INPUT;
         }
+    if (a.trace && out_check(a.trace, a.force, err, sizeof err) != 0) {
+        fprintf(stderr, "vlsim run: --trace: %s\n", err);
+        cfg_free(&cfg);
+        return CLI_BAD_INPUT;
+    }
 
     if (a.plot_dir && !a.force) {          /* the pictures must not replace a user's files */
         static const char *const names[] = { "cdf", "budget", "series" };
@@ -304,12 +323,24 @@ static int cmd_run(int argc, char **argv)
             table = false;                     /* stdout belongs to the machine format */
     cli_progress ps;
     cli_progress_start(&ps, !a.quiet && isatty(STDERR_FILENO), "replications");
-    run_opts opts = { a.threads, cli_progress_cb, &ps };
+    run_opts opts = { a.threads, cli_progress_cb, &ps, NULL };
+    out_file tf;                       /* --trace: written as replication 0 runs, kept at the end */
+    memset(&tf, 0, sizeof tf);
+    if (a.trace) {
+        if (out_open(&tf, a.trace, err, sizeof err) != 0) {
+            fprintf(stderr, "vlsim run: --trace: %s\n", err);
+            cfg_free(&cfg);
+            return CLI_FAIL;
+        }
+        fputs("kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n", tf.f);
+        opts.trace = tf.f;
+    }
     run_result res;
     int rrc = run_scenario(&cfg, &opts, &res, err, sizeof err);
     if (rrc != 0) {
         if (ps.on)
             fputs("\r\033[K", stderr);
+        out_abort(&tf);
         cfg_free(&cfg);
         if (rrc == RUN_INTERRUPTED)
             return interrupted("nothing was written");
@@ -339,9 +370,14 @@ static int cmd_run(int argc, char **argv)
             rc = CLI_FAIL;
         }
     }
+    if (rc == CLI_OK && a.trace && ferror(tf.f)) {
+        snprintf(err, sizeof err, "%s: write error", a.trace);
+        rc = CLI_FAIL;
+    }
     if (rc == CLI_OK && stop_requested()) {   /* the last moment to keep the user's files as they were */
         for (int k = 0; k < OUT_N; k++)
             out_abort(&of[k]);
+        out_abort(&tf);
         run_result_free(&res);
         cfg_free(&cfg);
         return interrupted("nothing was written");
@@ -349,9 +385,12 @@ static int cmd_run(int argc, char **argv)
     for (int k = 0; k < OUT_N && rc == CLI_OK; k++)
         if (a.out[k] && out_commit(&of[k], err, sizeof err) != 0)
             rc = CLI_FAIL;
+    if (rc == CLI_OK && a.trace && out_commit(&tf, err, sizeof err) != 0)
+        rc = CLI_FAIL;
     if (rc != CLI_OK) {
         for (int k = 0; k < OUT_N; k++)
             out_abort(&of[k]);
+        out_abort(&tf);
         fprintf(stderr, "vlsim run: %s\n", err);
     } else if (table) {
         report_table(stdout, &res, wall_s);

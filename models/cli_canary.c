@@ -189,7 +189,7 @@ static int run_arm(scenario_cfg *cfg, const canary_args *a, canary_summary *sum,
 {
     cli_progress ps;
     cli_progress_start(&ps, !a->quiet && isatty(STDERR_FILENO), "rollouts");
-    run_opts opts = { a->threads, cli_progress_cb, &ps };
+    run_opts opts = { a->threads, cli_progress_cb, &ps, NULL };
     run_result res;
     if (run_scenario(cfg, &opts, &res, err, errlen) != 0)
         return -1;

@@ -346,7 +346,7 @@ int cli_compare(int argc, char **argv)
                 changed & CMP_WORKLOAD ? " workload (shadow)" : "");
     cli_progress ps;
     cli_progress_start(&ps, !a.quiet && isatty(STDERR_FILENO), "replications");
-    run_opts opts = { a.threads, cli_progress_cb, &ps };
+    run_opts opts = { a.threads, cli_progress_cb, &ps, NULL };
     run_result ra, rb;
     if (cmp_run(&ca, &cb, a.shadow, &opts, &ra, &rb, err, sizeof err) != 0) {
         fprintf(stderr, "vlsim compare: %s\n", err);

@@ -411,7 +411,7 @@ int cli_warmpool(int argc, char **argv)
                 rc = CLI_BAD_INPUT;
                 break;
             }
-            run_opts opts = { a.threads, NULL, NULL };
+            run_opts opts = { a.threads, NULL, NULL, NULL };
             run_result res;
             if (run_scenario(&cfg, &opts, &res, err, sizeof err) != 0) {
                 fprintf(stderr, "vlsim warmpool: %s (warm_pool %d): %s\n", a.file, p->pool, err);

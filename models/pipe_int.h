@@ -8,6 +8,7 @@
 #define VL_PIPE_INT_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include "models/canary.h"
 #include "models/pipeline.h"
 #include "sim/ev.h"
@@ -93,6 +94,9 @@ typedef struct {
 typedef struct {
     const scenario_cfg *cfg;
     rep_stats *out;
+    FILE *trace;                 /* pipe_run_traced: every completed span, else NULL */
+    uint64_t *trace_id;          /* tracing: each item slot's arrival number */
+    uint64_t trace_next;
     ctl_t ctl;
     ev_queue evq;
     station_t *stn;

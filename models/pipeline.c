@@ -60,6 +60,14 @@ static uint32_t item_new(pipe_t *p, double now)
                 return NO_ITEM;
             }
             p->items = ni;
+            if (p->trace) {            /* tracing: the ids grow with the slots */
+                uint64_t *nid = realloc(p->trace_id, (size_t)ncap * sizeof *nid);
+                if (!nid) {
+                    pipe_fail(p, "out of memory growing the item pool");
+                    return NO_ITEM;
+                }
+                p->trace_id = nid;
+            }
             p->cap_items = ncap;
         }
         p->items[p->nitems].next = NO_ITEM;
@@ -68,6 +76,8 @@ static uint32_t item_new(pipe_t *p, double now)
     uint32_t i = p->free_head;
     p->free_head = p->items[i].next;
     p->items[i].t_sys = now;
+    if (p->trace)
+        p->trace_id[i] = p->trace_next++;
     if (++p->in_flight > p->out->peak_in_flight)
         p->out->peak_in_flight = p->in_flight;
     return i;
@@ -312,7 +322,13 @@ static void release(pipe_t *p, int s, uint32_t i, double now)
     double e2e = now - it->t_sys;
     if (stn->cfg->tokens_out > 0)
         it->tokens = (uint32_t)stn->cfg->tokens_out;
-    if (it->kind == ITEM_FRAME && stn->cfg->keep != KEEP_ALL && !kept(p, stn, i)) {
+    int sampled_out = it->kind == ITEM_FRAME && stn->cfg->keep != KEEP_ALL && !kept(p, stn, i);
+    if (p->trace)
+        fprintf(p->trace, "%s,%llu,%u,%llu,%s,%s,%.6f,%.6f,%.6f,%.6f\n",
+                it->kind == ITEM_FRAME ? "frame" : "query", (unsigned long long)p->trace_id[i],
+                it->stream, (unsigned long long)it->seq, stn->cfg->name,
+                sampled_out ? "sampled_out" : "done", it->t_sys, it->t_enq, it->t_start, now);
+    if (sampled_out) {
         st->sampled_out++;
         o->sampled_out++;
         item_free(p, i);
@@ -747,6 +763,7 @@ static void pipe_free(pipe_t *p)
         }
     free(p->stn);
     free(p->items);
+    free(p->trace_id);
     free(p->frame_no);
     free(p->phase);
     if (p->arr_rng)
@@ -767,6 +784,8 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
     p->cap_items = 1024;
     p->items = malloc(p->cap_items * sizeof *p->items);
     p->stn = calloc((size_t)cfg->nstages, sizeof *p->stn);
+    if (p->trace && !(p->trace_id = malloc(p->cap_items * sizeof *p->trace_id)))
+        return -1;
     if (ev_init(&p->evq, (size_t)nsrc + 64) != 0 || !p->items || !p->stn
         || ev_push(&p->evq, warmup_ms, EV_WARMUP, 0, 0) != 0
         || ev_push(&p->evq, t_end, EV_END, 0, 0) != 0)
@@ -864,8 +883,15 @@ static void canary_start(pipe_t *p, double now)
 int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
              mser_t *pilot, rep_stats *out, char *err, size_t errlen)
 {
+    return pipe_run_traced(cfg, rep, warmup_ms, pilot, out, NULL, err, errlen);
+}
+
+int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mser_t *pilot,
+                    rep_stats *out, FILE *trace, char *err, size_t errlen)
+{
     pipe_t p;
     memset(&p, 0, sizeof p);
+    p.trace = trace;
     p.cfg = cfg;
     p.out = out;
     p.pilot = pilot;

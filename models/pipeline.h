@@ -14,6 +14,7 @@
 #define VL_PIPELINE_H
 
 #include <stdint.h>
+#include <stdio.h>
 #include "models/canary.h"
 #include "models/config.h"
 #include "models/fleet.h"
@@ -142,6 +143,15 @@ int pipe_queue_unbounded(const scenario_cfg *cfg, int s);
  * unbounded queue), or PIPE_INTERRUPTED. */
 int pipe_run(const scenario_cfg *cfg, uint32_t rep, double warmup_ms,
              mser_t *pilot, rep_stats *out, char *err, size_t errlen);
+/* pipe_run, and every item's span at every stage it completes written to
+ * trace as it happens (NULL: none), one CSV row each in the real pipeline's
+ * span format (calib/realpipe/rp_span.h): kind,id,stream,seq,stage,outcome,
+ * arrive_ms,enqueue_ms,start_ms,end_ms — kind frame or query, id unique per
+ * item in the replication (its arrival number), outcome done (a frame a
+ * sampler lets go is sampled_out), times in ms from the replication's start,
+ * the warm-up included. The header is the caller's. */
+int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mser_t *pilot,
+                    rep_stats *out, FILE *trace, char *err, size_t errlen);
 
 /* The random-stream id used for a stage's service times: a hash of its
  * name, so that adding or reordering stages leaves the others' draws alone. */

@@ -61,6 +61,7 @@ typedef struct {
     pthread_mutex_t *pool_lock;  /* guards res->cdf_* while a replication merges in */
     rep_digest *dig;
     char (*errs)[256];           /* per replication */
+    FILE *trace;                 /* replication 0's spans, or NULL */
 } run_ctx;
 
 static lat_digest digest_hist(const hist_t *h)
@@ -145,7 +146,8 @@ static int run_one(void *vctx, int r)
         snprintf(c->errs[r], sizeof c->errs[r], "out of memory for replication %d", r);
         return -1;
     }
-    int rc = pipe_run(c->cfg, (uint32_t)r, c->warmup_ms, NULL, &rs, c->errs[r], sizeof c->errs[r]);
+    int rc = pipe_run_traced(c->cfg, (uint32_t)r, c->warmup_ms, NULL, &rs, r == 0 ? c->trace : NULL,
+                             c->errs[r], sizeof c->errs[r]);
     if (rc == 0) {
         rep_digest *d = &c->dig[r];
         for (int s = 0; s < c->cfg->nstages; s++) {
@@ -506,7 +508,7 @@ int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
     res->warmup_ms = cfg->warmup_s * 1000.0;
     pthread_mutex_t pool_lock = PTHREAD_MUTEX_INITIALIZER;
     run_ctx c = { cfg, 0.0, res, &pool_lock, calloc((size_t)n, sizeof(rep_digest)),
-                  calloc((size_t)n, 256) };
+                  calloc((size_t)n, 256), opts ? opts->trace : NULL };
     int rc = (result_alloc(cfg, res) != 0 || !c.dig || !c.errs) ? -1 : 0;
     for (int r = 0; r < n && rc == 0; r++)
         rc = digest_alloc(cfg, &c.dig[r]);

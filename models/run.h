@@ -10,6 +10,8 @@
 #ifndef VL_RUN_H
 #define VL_RUN_H
 
+#include <stdio.h>
+
 #include <stdbool.h>
 #include <stdint.h>
 #include "models/config.h"
@@ -129,6 +131,7 @@ typedef struct {
     int threads;                 /* <= 0: one per core */
     void (*progress)(void *pctx, int done, int total);
     void *pctx;
+    FILE *trace;                 /* NULL, or replication 0's spans (pipe_run_traced) */
 } run_opts;
 
 /* run_scenario's return when a SIGINT or SIGTERM asked to stop (sim/stop.h). */

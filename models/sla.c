@@ -99,7 +99,7 @@ static int probe(search *sr, int g, char *err, size_t errlen)
         snprintf(err, errlen, "%d GPUs: %s", g, e);
         return -2;
     }
-    run_opts ro = { sr->o ? sr->o->threads : 0, NULL, NULL };
+    run_opts ro = { sr->o ? sr->o->threads : 0, NULL, NULL, NULL };
     run_result r;
     if (run_scenario(&c, &ro, &r, e, sizeof e) != 0) {
         snprintf(err, errlen, "%d GPUs: %s", g, e);
@@ -219,7 +219,7 @@ int sla_search(const char *path, const scn_override *ov, size_t nov,
         snprintf(err, errlen, "out of memory");
         rc = -1;
     }
-    run_opts ro = { o ? o->threads : 0, NULL, NULL };
+    run_opts ro = { o ? o->threads : 0, NULL, NULL, NULL };
     if (rc == 0 && run_scenario(c, &ro, &res->base, e, sizeof e) != 0) {
         snprintf(err, errlen, "%s", e);
         rc = -1;

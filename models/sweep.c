@@ -1058,7 +1058,7 @@ static int run_point(const sweep_ctx *c, int p, int *code, char *msg, size_t msg
     *code = SWEEP_BAD_INPUT;
     if (load_point(c, p, &cfg, msg, msglen) != 0)
         return 1;
-    run_opts ro = { 1, NULL, NULL };
+    run_opts ro = { 1, NULL, NULL, NULL };
     run_result res;
     char rerr[MSG] = "";
     *code = SWEEP_FAIL;
@@ -1575,7 +1575,7 @@ static int cap_probe(cap_ctx *c, int i, double load, char *err, size_t errlen)
         sweep_fmt_err(err, errlen, "%s: %s", name, msg);
         return -1;
     }
-    run_opts ro = { c->inner_threads, NULL, NULL };
+    run_opts ro = { c->inner_threads, NULL, NULL, NULL };
     run_result res;
     if (run_scenario(&cfg, &ro, &res, msg, sizeof msg) != 0) {
         sweep_fmt_err(err, errlen, "%s: %s", name, msg);

@@ -117,7 +117,7 @@ int sweep_rerun_point(const char *dir, int point, const char *scenario_path, int
         sweep_fmt_err(err, errlen, "%s: %s", label, msg);
         goto done;
     }
-    run_opts ro = { threads, NULL, NULL };
+    run_opts ro = { threads, NULL, NULL, NULL };
     if (run_scenario(cfg, &ro, res, msg, sizeof msg) != 0) {
         sweep_fmt_err(err, errlen, "%s: %s", label, msg);
         cfg_free(cfg);

@@ -73,7 +73,7 @@ static int run_variant(runner *rn, whatif_row *row, char *err, size_t errlen)
     }
     for (int k = 0; k < row->nstages; k++)
         whatif_apply(&c.stages[row->stage[k]], row->factor[k]);
-    run_opts ro = { rn->o ? rn->o->threads : 0, NULL, NULL };
+    run_opts ro = { rn->o ? rn->o->threads : 0, NULL, NULL, NULL };
     run_result r;
     int rc = run_scenario(&c, &ro, &r, e, sizeof e);
     if (rc != 0) {
@@ -210,7 +210,7 @@ int whatif_run(const char *path, const scn_override *ov, size_t nov, const whati
     }
 
     runner rn = { path, ov, nov, o, 0, 1 + res->nrows + res->nrank };
-    run_opts ro = { o ? o->threads : 0, NULL, NULL };
+    run_opts ro = { o ? o->threads : 0, NULL, NULL, NULL };
     run_result base;
     if (run_scenario(c, &ro, &base, e, sizeof e) != 0) {
         snprintf(err, errlen, "%s", e);

@@ -113,7 +113,7 @@ static inline void rep1(const scenario_cfg *c, rep_stats *rs)
 
 static inline void run(const scenario_cfg *c, int threads, run_result *r)
 {
-    run_opts o = { threads, NULL, NULL };
+    run_opts o = { threads, NULL, NULL, NULL };
     char err[256] = "";
     int rc = run_scenario(c, &o, r, err, sizeof err);
     cr_assert_eq(rc, 0, "run_scenario: %s", err);

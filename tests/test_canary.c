@@ -32,7 +32,7 @@ static void load(const char *yaml, scenario_cfg *c)
 static void run(const scenario_cfg *c, int threads, run_result *r)
 {
     char err[1024];
-    run_opts o = { threads, NULL, NULL };
+    run_opts o = { threads, NULL, NULL, NULL };
     cr_assert_eq(run_scenario(c, &o, r, err, sizeof err), 0, "%s", err);
     cr_assert_not_null(r->canary);
 }
@@ -310,7 +310,7 @@ Test(canary, variant_draws_share_the_baseline_stream)
     load(y0, &c0);
     run_result z;
     char err[256];
-    run_opts o = { 2, NULL, NULL };
+    run_opts o = { 2, NULL, NULL, NULL };
     cr_assert_eq(run_scenario(&c0, &o, &z, err, sizeof err), 0, "%s", err);
     cr_expect_eq(z.stage[0].service.mean.mean, a.stage[0].service.mean.mean);
     cr_expect_eq(z.e2e.p99.mean, a.e2e.p99.mean);

@@ -129,6 +129,32 @@ Test(cli, existing_output_needs_force)
     cr_expect_eq(kit_sh("./vlsim run scenarios/mmc-example.yaml --csv %s/no/such/dir.csv -q 2>/dev/null", dir), 2);
 }
 
+/* --trace: the spans of replication 0, never over a file without --force,
+ * the same file for any thread count, and not the name of another output. */
+Test(cli, trace_output)
+{
+    char out[256], out1[256];
+    snprintf(out, sizeof out, "%s/spans.csv", dir);
+    snprintf(out1, sizeof out1, "%s/spans1.csv", dir);
+    kit_write_file(out, "precious\n");
+    cr_expect_eq(kit_sh("./vlsim run scenarios/tandem-mm1.yaml --duration 5 --replications 3 --trace %s -q "
+                        "2>/dev/null", out), 2);
+    char *s = kit_slurp(out);
+    cr_expect_str_eq(s, "precious\n");
+    free(s);
+    cr_expect_eq(kit_sh("./vlsim run scenarios/tandem-mm1.yaml --duration 5 --replications 3 --trace %s -q "
+                        "--force --threads 2", out), 0);
+    cr_expect_eq(kit_sh("./vlsim run scenarios/tandem-mm1.yaml --duration 5 --replications 3 --trace %s -q "
+                        "--threads 1", out1), 0);
+    cr_expect_eq(kit_sh("cmp -s %s %s", out, out1), 0, "the trace depends on --threads");
+    s = kit_slurp(out);
+    cr_expect(strncmp(s, "kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\nframe,0,",
+                      78) == 0, "%.120s", s);
+    free(s);
+    cr_expect_eq(kit_sh("./vlsim run scenarios/tandem-mm1.yaml --duration 5 --trace %s --csv %s -q --force "
+                        "2>/dev/null", out, out), 2);
+}
+
 Test(cli, overload_warns)
 {
     char scn[256], errf[256];
@@ -199,7 +225,7 @@ static void run_text(const char *text, int threads, run_result *r, scenario_cfg 
 {
     char err[512];
     cr_assert_eq(scn_load_string(text, strlen(text), "crn.yaml", ".", c, err, sizeof err), 0, "%s", err);
-    run_opts o = { threads, NULL, NULL };
+    run_opts o = { threads, NULL, NULL, NULL };
     cr_assert_eq(run_scenario(c, &o, r, err, sizeof err), 0, "%s", err);
 }
 

@@ -43,7 +43,7 @@ Test(compare, identical_configs_give_zero_width, .timeout = 120)
     char err[2048] = "";
     cr_assert_eq(scn_load_ex("scenarios/default.yaml", ov, 3, &a, err, sizeof err), 0, "%s", err);
     cr_assert_eq(scn_load_ex("scenarios/default.yaml", ov, 3, &b, err, sizeof err), 0, "%s", err);
-    run_opts o = { 2, NULL, NULL };
+    run_opts o = { 2, NULL, NULL, NULL };
     run_result ra, rb;
     cr_assert_eq(cmp_run(&a, &b, false, &o, &ra, &rb, err, sizeof err), 0, "%s", err);
     cmp_result c;
@@ -81,7 +81,7 @@ Test(compare, pairing_is_tighter_and_matches_hand_formulas, .timeout = 120)
     scenario_cfg a, b;
     mm1(&a, lambda, ms_a, n, 200);
     mm1(&b, lambda, ms_b, n, 200);
-    run_opts o = { 2, NULL, NULL };
+    run_opts o = { 2, NULL, NULL, NULL };
     run_result ra, rb;
     char err[1024] = "";
     cr_assert_eq(cmp_run(&a, &b, false, &o, &ra, &rb, err, sizeof err), 0, "%s", err);
@@ -178,7 +178,7 @@ Test(compare, align_and_shadow_cost)
     cr_expect_eq(b.replications, 2);
     cr_expect_eq(b.workload.streams, 4);
     cr_expect_eq(b.workload.fps, 10);
-    run_opts o = { 1, NULL, NULL };
+    run_opts o = { 1, NULL, NULL, NULL };
     run_result ra, rb;
     char err[1024] = "";
     cr_assert_eq(cmp_run(&a, &b, true, &o, &ra, &rb, err, sizeof err), 0, "%s", err);
@@ -245,7 +245,7 @@ Test(compare, json_independent_of_threads, .timeout = 60)
         scenario_cfg a, b;
         mm1(&a, 50, 10, 4, 30);
         mm1(&b, 50, 10.5, 4, 30);
-        run_opts o = { t + 1, NULL, NULL };
+        run_opts o = { t + 1, NULL, NULL, NULL };
         run_result ra, rb;
         char err[1024] = "";
         cr_assert_eq(cmp_run(&a, &b, false, &o, &ra, &rb, err, sizeof err), 0, "%s", err);

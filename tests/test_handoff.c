@@ -19,7 +19,7 @@ static void run_yaml(const char *yaml, run_result *r)
     char err[512] = "";
     cr_assert_eq(scn_load_string(yaml, strlen(yaml), "t.yaml", ".", &c, err, sizeof err), 0,
                  "%s", err);
-    run_opts o = {1, NULL, NULL};
+    run_opts o = {1, NULL, NULL, NULL};
     cr_assert_eq(run_scenario(&c, &o, r, err, sizeof err), 0, "run_scenario: %s", err);
     cfg_free(&c);
 }

@@ -540,7 +540,7 @@ static void crn_run(bool retransmit, run_result *r, scenario_cfg *c)
         cap->retransmit = (retransmit_cfg){.loss = 0.1, .rtt_ms = 40, .max_retries = 3};
     const char *e = dist_init_exponential(&dec->service, 2);
     cr_assert_null(e, "%s", e);
-    run_opts o = {2, NULL, NULL};
+    run_opts o = {2, NULL, NULL, NULL};
     char err[256] = "";
     cr_assert_eq(run_scenario(c, &o, r, err, sizeof err), 0, "run_scenario: %s", err);
 }

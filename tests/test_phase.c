@@ -24,7 +24,7 @@ static void load_ok(const char *phase_line, int reps, scenario_cfg *c)
 
 static void run_it(const scenario_cfg *c, run_result *r)
 {
-    run_opts o = {2, NULL, NULL};
+    run_opts o = {2, NULL, NULL, NULL};
     char err[256] = "";
     cr_assert_eq(run_scenario(c, &o, r, err, sizeof err), 0, "run_scenario: %s", err);
 }

@@ -88,7 +88,7 @@ static void exp_service(stage_cfg *st, double mean_ms)
 
 static void run(const scenario_cfg *c, run_result *r)
 {
-    run_opts o = { 2, NULL, NULL };
+    run_opts o = { 2, NULL, NULL, NULL };
     char err[256] = "";
     int rc = run_scenario(c, &o, r, err, sizeof err);
     cr_assert_eq(rc, 0, "run_scenario: %s", err);

@@ -17,8 +17,9 @@
 #     beside it, to say what timing the ops in their mix is worth); both replay
 #     the real runs' stream phases (their workload: 8 streams' phases alone move
 #     a simulated p50 by +-12 %), each run's in turn;
-#  4. validation/results.csv, validation/spread.csv, validation/overlap.csv (the real
-#     ops by the other ops beside them: a diagnostic), validation/REPORT.md,
+#  4. validation/results.csv, validation/spread.csv, validation/overlap.csv and
+#     overlap-sim.csv (the real and the simulated ops by the other ops beside them:
+#     a diagnostic), validation/REPORT.md,
 #     validation/cdf.png (gnuplot), and the calibration used (validation/calib/).
 # Knobs (environment): RUNS (3), DURATION (15 s of frames per run), WARMUP (2 s),
 # SIM_S (120 s) x SIM_REPS (2 x RUNS: each run's phases twice) replications,
@@ -127,7 +128,10 @@ for L in $LOADS; do
   for f in "${spans[@]}"; do phases+=(--phases-from "$f"); done
   ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --fps "$FPS" --cores "$CORES" \
     --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario.yaml"
-  ./vlsim run "$D/scenario.yaml" --csv "$D/sim.csv" --plot "$D/plot" -q 2> "$D/sim.log"
+  ./vlsim run "$D/scenario.yaml" --csv "$D/sim.csv" --plot "$D/plot" --trace "$D/sim-spans.csv" -q 2> "$D/sim.log"
+  # the same diagnostic of the simulator's own spans (replication 0: run 1's phases)
+  ./vlrealpipe compare --load "$L" --sim "$D/sim.csv" --warmup "$WARMUP" --out "$D/rows-simself.csv" \
+    --overlap "$D/sim-overlap.csv" "$D/sim-spans.csv" > /dev/null
   ./vlrealpipe scenario --calib "$ISO_TINY" --decode-calib "$ISO_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --fps "$FPS" --cores "$CORES" \
     --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-iso.yaml"
   ./vlsim run "$D/scenario-iso.yaml" --csv "$D/sim-iso.csv" -q 2> "$D/sim-iso.log"
@@ -160,6 +164,11 @@ for L in $LOADS; do
   if [ $first = 1 ]; then cat "$WORK/runs/$L/overlap.csv"; else tail -n +2 "$WORK/runs/$L/overlap.csv"; fi
   first=0
 done > "$WORK/overlap.csv"
+first=1
+for L in $LOADS; do
+  if [ $first = 1 ]; then cat "$WORK/runs/$L/sim-overlap.csv"; else tail -n +2 "$WORK/runs/$L/sim-overlap.csv"; fi
+  first=0
+done > "$WORK/overlap-sim.csv"
 
 # the CDF plot: real (points) vs predicted (lines) per load
 {
@@ -285,26 +294,27 @@ elapsed=$(( $(date +%s) - t_start ))
     done
     echo
   fi
-  echo "## The real ops with other ops beside them (a diagnostic of the spans)"
+  echo "## The ops with other ops beside them (a diagnostic of the spans)"
   echo
   echo "Each op's time by how many other ops (decodes, executor batches) ran beside it on"
-  echo "average over its span (vlrealpipe compare --overlap; validation/overlap.csv): alone"
-  echo "it should take what its calibration says; the ratios are what the others cost it"
-  echo "(mean over the mean alone; n ops)."
+  echo "average over its span (vlrealpipe compare --overlap), in the real runs"
+  echo "(validation/overlap.csv) and in the simulator's replication 0 (vlsim run --trace;"
+  echo "validation/overlap-sim.csv), classified alike: the mean alone in ms, then the mean"
+  echo "with others over the mean alone (n ops). The classes are time-averages, so an op that"
+  echo "shared part of its span with two others counts as \"1 other\"."
   echo
-  echo "| load | op | alone: mean ms (n) | 1 other | 2+ others |"
-  echo "|---|---|---|---|---|"
-  awk -F, 'NR > 1 && $2 != "decode_I" {
-             k = $1 "," $2
-             if ($3 == "0") { a[k] = sprintf("%.3f (%d)", $5, $4); order[++n] = k; lab[k] = "| " $1 " | " $2 }
-             else if ($3 == "1") one[k] = ($7 == "" ? "-" : sprintf("x %.3f (%d)", $7, $4))
-             else two[k] = ($7 == "" ? "-" : sprintf("x %.3f (%d)", $7, $4)) }
-           END { for (i = 1; i <= n; i++) { k = order[i]; printf "%s | %s | %s | %s |\n", lab[k], a[k], one[k], two[k] } }' \
-    "$WORK/overlap.csv"
-  echo
-  echo "The classes are time-averages over each op's span, so an op that shared part of it"
-  echo "with two others counts as \"1 other\": processor sharing itself shows such ratios (on"
-  echo "a synthetic check, 3 workers on 2 cores: x 1.08 and x 1.42; README, Accuracy)."
+  echo "| load | op | alone: real | sim | 1 other: real | sim | 2+ others: real | sim |"
+  echo "|---|---|---|---|---|---|---|---|"
+  awk -F, 'FNR == 1 { f++; next }
+           $2 == "decode_I" { next }
+           { k = $1 "," $2
+             if (f == 1 && $3 == "0") { order[++n] = k; lab[k] = "| " $1 " | " $2 }
+             v = $3 == "0" ? sprintf("%.3f (%d)", $5, $4) : ($7 == "" ? "-" : sprintf("x %.3f (%d)", $7, $4))
+             cell[k, f, $3] = v }
+           END { for (i = 1; i <= n; i++) { k = order[i]
+                   printf "%s | %s | %s | %s | %s | %s | %s |\n", lab[k], cell[k, 1, "0"], cell[k, 2, "0"],
+                          cell[k, 1, "1"], cell[k, 2, "1"], cell[k, 1, "2+"], cell[k, 2, "2+"] } }' \
+    "$WORK/overlap.csv" "$WORK/overlap-sim.csv"
   echo
   echo "## Per stage (sojourn: enqueue to end)"
   echo
@@ -329,6 +339,7 @@ mv "$WORK/results-iso.csv" "$OUT/results-iso.csv"
 mv "$WORK/results.csv" "$OUT/results.csv"
 mv "$WORK/spread.csv" "$OUT/spread.csv"
 mv "$WORK/overlap.csv" "$OUT/overlap.csv"
+mv "$WORK/overlap-sim.csv" "$OUT/overlap-sim.csv"
 mv "$WORK/cdf.png" "$OUT/cdf.png"
 mv "$WORK/REPORT.md" "$OUT/REPORT.md"
 cat "$WORK/summary.txt"

@@ -4,6 +4,8 @@
  * woken side just after its pthread_cond_wait returns. */
 #include "calib/wakeup.h"
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -285,10 +287,19 @@ static void usage(FILE *f)
             "cores' parallelism net of it.\n");
 }
 
-static int cmp_dbl(const void *a, const void *b)
+/* The integer value of option `name`, from lo to hi, into *v; -1 and a
+ * message on err when it is not one. */
+static int int_opt(const char *name, const char *arg, long lo, long hi, int *v, FILE *err)
 {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
+    char *end;
+    long x = strtol(arg, &end, 10);
+    if (end == arg || *end || x < lo || x > hi) {
+        fprintf(err, "vlcalib wakeup: %s must be an integer from %ld to %ld, not '%s'\n", name, lo,
+                hi, arg);
+        return -1;
+    }
+    *v = (int)x;
+    return 0;
 }
 
 int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
@@ -303,41 +314,17 @@ int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
         } else if (!strcmp(argv[i], "--force")) {
             force = true;
         } else if (!strcmp(argv[i], "--rounds") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (end == argv[i] || *end || v < 1 || v > 10000000) {
-                fprintf(err, "vlcalib wakeup: --rounds must be an integer from 1 to 10000000, "
-                        "not '%s'\n", argv[i]);
+            if (int_opt("--rounds", argv[++i], 1, 10000000, &rounds, err))
                 return 2;
-            }
-            rounds = (int)v;
         } else if (!strcmp(argv[i], "--busy") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (end == argv[i] || *end || v < 0 || v > 256) {
-                fprintf(err, "vlcalib wakeup: --busy must be an integer from 0 to 256, not '%s'\n",
-                        argv[i]);
+            if (int_opt("--busy", argv[++i], 0, 256, &busy, err))
                 return 2;
-            }
-            busy = (int)v;
         } else if (!strcmp(argv[i], "--ring") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (end == argv[i] || *end || v < 1 || v > 16) {
-                fprintf(err, "vlcalib wakeup: --ring must be an integer from 1 to 16, not '%s'\n",
-                        argv[i]);
+            if (int_opt("--ring", argv[++i], 1, 16, &ring, err))
                 return 2;
-            }
-            ring = (int)v;
         } else if (!strcmp(argv[i], "--ring-reps") && i + 1 < argc) {
-            char *end;
-            long v = strtol(argv[++i], &end, 10);
-            if (end == argv[i] || *end || v < 1 || v > 100) {
-                fprintf(err, "vlcalib wakeup: --ring-reps must be an integer from 1 to 100, "
-                        "not '%s'\n", argv[i]);
+            if (int_opt("--ring-reps", argv[++i], 1, 100, &ring_reps, err))
                 return 2;
-            }
-            ring_reps = (int)v;
         } else if (!strcmp(argv[i], "--out") && i + 1 < argc) {
             path = argv[++i];
         } else {
@@ -388,9 +375,8 @@ int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
         len += snprintf(line + len, sizeof line - (size_t)len,
                         "# ring: %d threads, %d rounds of 1 s per k; min..max per k:", ring, ring_reps);
         for (int k = 0; k < ring; k++) {
-            qsort(b[k], (size_t)ring_reps, sizeof b[k][0], cmp_dbl);
-            med[k] = ring_reps % 2 ? b[k][ring_reps / 2]
-                                   : 0.5 * (b[k][ring_reps / 2 - 1] + b[k][ring_reps / 2]);
+            gsl_sort(b[k], 1, (size_t)ring_reps);
+            med[k] = gsl_stats_median_from_sorted_data(b[k], 1, (size_t)ring_reps);
             len += snprintf(line + len, sizeof line - (size_t)len, " %.4f..%.4f", b[k][0],
                             b[k][ring_reps - 1]);
         }

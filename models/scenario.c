@@ -1058,12 +1058,9 @@ static int read_phase_ms(loader *ld, const yaml_node_t *v, workload_cfg *w)
         return fail(ld, v, path, "expected a list of phases in ms, one per stream, such as "
                     "[0, 12.5, 40], or a list of such lists, got %s", describe(v, show, sizeof show));
     size_t n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
-    if (n == 0)
-        return fail(ld, v, path, "must list one phase per stream (workload.streams = %d), got 0",
-                    w->streams);
-    const yaml_node_t *first = yaml_document_get_node(&ld->doc, v->data.sequence.items.start[0]);
-    int nested = first->type == YAML_SEQUENCE_NODE;
-    size_t sets = nested ? n : 1;
+    int nested = n > 0 && yaml_document_get_node(&ld->doc, v->data.sequence.items.start[0])->type
+                              == YAML_SEQUENCE_NODE;
+    size_t sets = nested ? n : 1;      /* one flat list: read_phase_list checks its length */
     w->phase_ms = malloc(sets * (size_t)w->streams * sizeof *w->phase_ms);
     if (!w->phase_ms)
         return fail(ld, v, path, "out of memory");

@@ -11,6 +11,9 @@
 #include <string.h>
 #include <time.h>
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
 #include "calib/cpu.h"
 #include "calib/realpipe/rp_ops.h"
 
@@ -104,16 +107,11 @@ static double measure(shared *sh, int k, double seconds)
     return (double)(u1 - u0) / (t1 - t0);
 }
 
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
+/* The median of v[0..n), which it leaves sorted. */
 static double median(double *v, int n)
 {
-    qsort(v, (size_t)n, sizeof *v, cmp_dbl);
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+    gsl_sort(v, 1, (size_t)n);
+    return gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
 }
 
 int rp_cores_run(const rp_params *p, int threads, int rounds, double seconds, rp_cores_result *r,

@@ -88,6 +88,15 @@ static int num_arg(const char *s, double lo, double hi, double *v)
     return 0;
 }
 
+/* path opened for reading, or NULL and a message. */
+static FILE *open_read(const char *path, char *err, size_t n)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        snprintf(err, n, "cannot open %s (%s)", path, strerror(errno));
+    return f;
+}
+
 /* A "speedup: [s1, s2, ...]" line into p's list: 1 when it was one. */
 static int speedup_line(const char *line, rp_params *p)
 {
@@ -112,11 +121,9 @@ static int speedup_line(const char *line, rp_params *p)
  * replacing the wakeup file's. */
 static int read_cores_calib(const char *path, rp_params *p, char *err, size_t n)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, n, "cannot open %s (%s)", path, strerror(errno));
+    FILE *f = open_read(path, err, n);
+    if (!f)
         return -1;
-    }
     char line[512];
     int found = 0;
     while (!found && fgets(line, sizeof line, f))
@@ -132,11 +139,9 @@ static int read_cores_calib(const char *path, rp_params *p, char *err, size_t n)
  * --out` file. */
 static int read_wakeup(const char *path, double *ms, rp_params *p, char *err, size_t n)
 {
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        snprintf(err, n, "cannot open %s (%s)", path, strerror(errno));
+    FILE *f = open_read(path, err, n);
+    if (!f)
         return -1;
-    }
     char line[512];
     int found = 0;
     while (fgets(line, sizeof line, f)) {

@@ -2,6 +2,8 @@
  * rp_overlap.h. It must never feed the simulator: it reads the real spans. */
 #include "calib/realpipe/rp_overlap.h"
 
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -21,12 +23,6 @@ static int cmp_edge(const void *a, const void *b)
 {
     const edge *x = a, *y = b;
     return x->t < y->t ? -1 : x->t > y->t;
-}
-
-static int cmp_dbl(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
 }
 
 /* The integral of the running-op count from the first edge to t, from the
@@ -139,12 +135,9 @@ int rp_overlap_of(const rp_set *s, int gop, double from_ms, rp_overlap *o)
             cell->n = (int)a->n;
             if (!a->n)
                 continue;
-            double sum = 0;
-            for (size_t k = 0; k < a->n; k++)
-                sum += a->v[k];
-            qsort(a->v, a->n, sizeof *a->v, cmp_dbl);
-            cell->mean = sum / (double)a->n;
-            cell->p50 = a->n % 2 ? a->v[a->n / 2] : 0.5 * (a->v[a->n / 2 - 1] + a->v[a->n / 2]);
+            gsl_sort(a->v, 1, a->n);
+            cell->mean = gsl_stats_mean(a->v, 1, a->n);
+            cell->p50 = gsl_stats_median_from_sorted_data(a->v, 1, a->n);
         }
     rc = 0;
 out:

@@ -144,31 +144,19 @@ for L in $LOADS; do
 done
 
 # ---- 4. outputs (each built beside, then moved into place) ----
-first=1
-for L in $LOADS; do
-  if [ $first = 1 ]; then cat "$WORK/runs/$L/rows.csv"; else tail -n +2 "$WORK/runs/$L/rows.csv"; fi
-  first=0
-done > "$WORK/results.csv"
-first=1
-for L in $LOADS; do
-  if [ $first = 1 ]; then cat "$WORK/runs/$L/rows-iso.csv"; else tail -n +2 "$WORK/runs/$L/rows-iso.csv"; fi
-  first=0
-done > "$WORK/results-iso.csv"
-first=1
-for L in $LOADS; do
-  if [ $first = 1 ]; then cat "$WORK/runs/$L/spread.csv"; else tail -n +2 "$WORK/runs/$L/spread.csv"; fi
-  first=0
-done > "$WORK/spread.csv"
-first=1
-for L in $LOADS; do
-  if [ $first = 1 ]; then cat "$WORK/runs/$L/overlap.csv"; else tail -n +2 "$WORK/runs/$L/overlap.csv"; fi
-  first=0
-done > "$WORK/overlap.csv"
-first=1
-for L in $LOADS; do
-  if [ $first = 1 ]; then cat "$WORK/runs/$L/sim-overlap.csv"; else tail -n +2 "$WORK/runs/$L/sim-overlap.csv"; fi
-  first=0
-done > "$WORK/overlap-sim.csv"
+# The per-load CSVs NAME of every load point as one: the first one's header, then rows.
+join_loads() {
+  local first=1
+  for L in $LOADS; do
+    if [ $first = 1 ]; then cat "$WORK/runs/$L/$1"; else tail -n +2 "$WORK/runs/$L/$1"; fi
+    first=0
+  done
+}
+join_loads rows.csv > "$WORK/results.csv"
+join_loads rows-iso.csv > "$WORK/results-iso.csv"
+join_loads spread.csv > "$WORK/spread.csv"
+join_loads overlap.csv > "$WORK/overlap.csv"
+join_loads sim-overlap.csv > "$WORK/overlap-sim.csv"
 
 # the CDF plot: real (points) vs predicted (lines) per load
 {

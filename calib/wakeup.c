@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 
@@ -64,6 +65,35 @@ static void *player(void *arg)
 typedef struct {
     atomic_bool *stop;
 } spinner;
+
+int wake_measure_timer(int rounds, harness_result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    if (rounds < 1) {
+        snprintf(err, errlen, "timer rounds must be at least 1");
+        return -1;
+    }
+    double *ms = malloc((size_t)rounds * sizeof *ms);
+    if (!ms) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    int slack = prctl(PR_GET_TIMERSLACK, 0, 0, 0, 0);
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    uint64_t x = 0x9e3779b97f4a7c15ull;                /* the deadlines' fixed sequence */
+    for (int i = 0; i < rounds; i++) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        int64_t deadline = now_ns() + (int64_t)((x >> 33) % 4000000);   /* 0..4 ms ahead */
+        struct timespec ts = {(time_t)(deadline / 1000000000), (long)(deadline % 1000000000)};
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
+            ;
+        ms[i] = 1e-6 * (double)(now_ns() - deadline);
+    }
+    if (slack > 0)
+        prctl(PR_SET_TIMERSLACK, (unsigned long)slack, 0, 0, 0);
+    harness_stats(ms, rounds, r);                      /* takes ms; rounds >= 1 */
+    return 0;
+}
 
 /* Keep one core busy until told to stop (the cores-all-busy case). */
 static void *spin_main(void *arg)
@@ -267,8 +297,8 @@ int wake_ring_busy(int threads, int tokens, double work_us, double seconds, doub
 static void usage(FILE *f)
 {
     fprintf(f,
-            "usage: vlcalib wakeup [--rounds N] [--busy N] [--ring T [--ring-reps R]]\n"
-            "                      [--out F.yaml [--force]]\n"
+            "usage: vlcalib wakeup [--rounds N] [--busy N] [--timer-rounds N]\n"
+            "                      [--ring T [--ring-reps R]] [--out F.yaml [--force]]\n"
             "Thread wake-up latency: two threads hand a token back and forth on a condition\n"
             "variable; each handoff is timed from the signal to the woken thread running\n"
             "(CLOCK_MONOTONIC), after 1000 untimed ones. Default 20000 rounds. Prints n, mean,\n"
@@ -278,6 +308,10 @@ static void usage(FILE *f)
             "a second time\n"
             "with N threads spinning (N = the cores: every core busy) and adds a line\n"
             "busy: {threads, n, mean_ms, ...} (whether a woken thread waits for a core).\n"
+            "--timer-rounds N (default 1000, 0: none): N timed sleeps (clock_nanosleep to a\n"
+            "deadline 0..4 ms ahead, timer slack 1 ns), each one's lateness past its deadline:\n"
+            "timer: {n, mean_ms, ...}; its mean_ms is the simulator's cpu.timer_ms (a batch\n"
+            "timeout's wait, a camera thread sleeping until each frame's time).\n"
             "--ring T: T threads in a ring hand tokens on, each computing 500 us of CPU per\n"
             "token; with k = 1..T tokens circulating, the cores kept busy (CPU work per wall\n"
             "second, 1 s each, k = 1..T in turn, R rounds (--ring-reps, default 5), the median\n"
@@ -304,7 +338,7 @@ static int int_opt(const char *name, const char *arg, long lo, long hi, int *v, 
 
 int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
 {
-    int rounds = 20000, busy = 0, ring = 0, ring_reps = 5;
+    int rounds = 20000, busy = 0, ring = 0, ring_reps = 5, timer_rounds = 1000;
     const char *path = NULL;
     bool force = false;
     for (int i = 1; i < argc; i++) {
@@ -318,6 +352,9 @@ int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
                 return 2;
         } else if (!strcmp(argv[i], "--busy") && i + 1 < argc) {
             if (int_opt("--busy", argv[++i], 0, 256, &busy, err))
+                return 2;
+        } else if (!strcmp(argv[i], "--timer-rounds") && i + 1 < argc) {
+            if (int_opt("--timer-rounds", argv[++i], 0, 1000000, &timer_rounds, err))
                 return 2;
         } else if (!strcmp(argv[i], "--ring") && i + 1 < argc) {
             if (int_opt("--ring", argv[++i], 1, 16, &ring, err))
@@ -360,6 +397,18 @@ int vlcalib_wakeup_main(int argc, char **argv, FILE *out, FILE *err)
                  "p99_ms: %.6f, max_ms: %.6f}\n", busy, b.n, b.mean, b.p50, b.p95, b.p99, b.max);
         harness_result_free(&b);
         len = (int)strlen(line);
+    }
+    if (timer_rounds > 0) {
+        harness_result t;
+        if (wake_measure_timer(timer_rounds, &t, msg, sizeof msg)) {
+            harness_result_free(&r);
+            fprintf(err, "vlcalib wakeup: %s\n", msg);
+            return 2;
+        }
+        len += snprintf(line + len, sizeof line - (size_t)len,
+                        "timer: {n: %d, mean_ms: %.6f, p50_ms: %.6f, p95_ms: %.6f, p99_ms: %.6f, "
+                        "max_ms: %.6f}\n", t.n, t.mean, t.p50, t.p95, t.p99, t.max);
+        harness_result_free(&t);
     }
     if (ring > 0) {
         /* k = 1..ring in turn, ring_reps times, so a slow spell of the machine

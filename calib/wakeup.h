@@ -3,7 +3,10 @@
  * measured in isolation by a ping-pong of two threads, each handing a token
  * to the other and going to sleep. It is the per-handoff delay a pipeline
  * of threads pays when an item reaches an idle worker (the simulator's
- * cpu.wake_ms). Nothing here prints or keeps global state. */
+ * cpu.wake_ms). Also how late a timed sleep wakes (cpu.timer_ms) and how
+ * many cores a ring of threads keeps busy (cpu.speedup). Nothing here
+ * prints or keeps global state (the timer sets the calling thread's timer
+ * slack and puts it back). */
 #ifndef VL_CALIB_WAKEUP_H
 #define VL_CALIB_WAKEUP_H
 
@@ -21,6 +24,14 @@ int wake_measure(int rounds, int warmup, harness_result *r, double *cpu_ms, char
  * woken thread must take a core from a running one). */
 int wake_measure_busy(int rounds, int warmup, int busy, harness_result *r, char *err,
                       size_t errlen);
+
+/* How late a timed wait wakes: `rounds` sleeps (clock_nanosleep to an
+ * absolute time, timer slack 1 ns as the real pipeline's threads set it),
+ * each to a deadline 0..4 ms (uniform, a fixed sequence) after the last
+ * wake-up; r holds each wake-up's lateness past its deadline in ms (free with
+ * harness_result_free). It is the simulator's cpu.timer_ms: a batch timeout,
+ * or a camera thread sleeping until each frame's time. 0, or -1 and a message. */
+int wake_measure_timer(int rounds, harness_result *r, char *err, size_t errlen);
 
 /* How many cores a pipeline of threads really keeps busy: `threads` threads
  * in a ring, each taking a token from its queue, computing work_us of CPU

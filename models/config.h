@@ -185,7 +185,9 @@ typedef struct {
  * processor sharing that a time-slicing OS scheduler approximates). A thread
  * that sleeps when its queue is empty needs wake_ms to run again once an item
  * is handed to it (a condition-variable wake-up, measured in isolation by
- * `vlcalib wakeup`); a batch timeout's timed wait wakes as late. */
+ * `vlcalib wakeup`). A thread that sleeps until a time (a batch timeout's
+ * timed wait, a camera thread releasing frames on schedule) wakes timer_ms
+ * late (`vlcalib wakeup`'s timer line; wake_ms when not given). */
 #define CFG_MAX_SPEEDUP 16
 typedef struct {
     int cores;               /* 0: off (every server runs at full speed, no wake-up delay) */
@@ -197,9 +199,20 @@ typedef struct {
     double wake_ms;          /* >= 0: delay before an idle thread starts a handed-over item */
     double handoff_ms;       /* >= 0: CPU work one handoff costs the cores (the queue, the signal,
                                 the switch), a job of its own beside the stages' */
+    int has_timer;           /* timer_ms given */
+    double timer_ms;         /* >= 0: how late a timed wait wakes */
+    int source_timer;        /* source: timer — frames are released by a thread on the cores
+                                sleeping until each one's time: each enters the first stage
+                                timer_ms late (its latency still counts from its time) */
     uint64_t stage_mask;     /* bit s: stage s's servers (on a GPU stage, the GPU's batches
                                 of it) are threads on the cores; default every stage */
 } cpu_cfg;
+
+/* How late a timed wait on the cores wakes: timer_ms, or wake_ms when not given. */
+static inline double cpu_timer_ms(const cpu_cfg *u)
+{
+    return u->has_timer ? u->timer_ms : u->wake_ms;
+}
 
 #define CFG_MAX_SLA 16
 /* One SLA line: the percentile of a metric must be <= ms. The verdict uses

@@ -352,13 +352,13 @@ static void start_batch(pipe_t *p, int g, int s, double now)
     run_batch(p, g, s, k, ms, now);
 }
 
-/* cpu: the wake-up delay of GPU g's thread (its stages on the cores), else 0. */
+/* cpu: how late GPU g's thread wakes from a timed wait (its stages on the cores), else 0. */
 static double wake_delay(const pipe_t *p, int g)
 {
     const gpu_t *gp = &p->gpu[g];
     for (int k = 0; k < gp->norder; k++)
         if (pipe_on_cores(p, gp->order[k]))
-            return p->cfg->cpu.wake_ms;
+            return cpu_timer_ms(&p->cfg->cpu);
     return 0.0;
 }
 

@@ -3,6 +3,9 @@
  * The clock is in milliseconds. These events drive everything:
  *   ARRIVE    a new frame enters the first stage of the frame path (and the next
  *             arrival of its stream is scheduled);
+ *   SOURCED   cpu: source timer — a frame's camera thread has woken from its
+ *             sleep (timer_ms after the frame's time) and hands it to the first
+ *             stage;
  *   QUERY     a user query or proactive trigger enters the first stage of the
  *             response path;
  *   DEPART    an item finishes service at a worker stage: it moves on, and the
@@ -543,6 +546,13 @@ static void arrive(pipe_t *p, uint32_t j, double now)
             return;
         }
     }
+    const cpu_cfg *u = &p->cfg->cpu;
+    if (u->cores > 0 && u->source_timer && cpu_timer_ms(u) > 0) {
+        /* cpu: the camera thread wakes late from its sleep until this frame's time */
+        if (ev_push(&p->evq, now + cpu_timer_ms(u), EV_SOURCED, 0, i) != 0)
+            pipe_fail(p, "out of memory growing the event list");
+        return;
+    }
     enter_stage(p, -1, p->first_frame, i, now);
 }
 
@@ -947,6 +957,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
                           continue;
         case EV_WOKEN:    woken(&p, (int)e.a, (uint32_t)e.b, now); continue;
         case EV_HANDOFF:  continue;                  /* cpu: a handoff's work is done */
+        case EV_SOURCED:  enter_stage(&p, -1, p.first_frame, (uint32_t)e.b, now); continue;
         case EV_CANARY:   canary_tick(&p, now); continue;
         default:          break;                     /* EV_END */
         }

@@ -2070,8 +2070,9 @@ static int check_stage_flow(loader *ld, const yaml_node_t *list, const scenario_
 
 /* ---- cpu: cores shared by the stages (issue 7) --------------------------- */
 
-/* cpu: {cores: K, wake_ms: W, stages: [NAME, ...]} (see cpu_cfg). Without
- * `stages` every stage's threads share the cores. */
+/* cpu: {cores: K, wake_ms: W, handoff_ms: H, timer_ms: T, source: ideal|timer,
+ * speedup: [...], stages: [NAME, ...]} (see cpu_cfg). Without `stages` every
+ * stage's threads share the cores. */
 /* The index of the stage called name, written at node n (path names it in
  * messages); -1 with an "unknown stage" error (and a did-you-mean) if none. */
 static int stage_named(loader *ld, const yaml_node_t *n, const char *path,
@@ -2097,7 +2098,9 @@ static int stage_named(loader *ld, const yaml_node_t *n, const char *path,
 
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
-    static const char *const keys[] = {"cores", "wake_ms", "handoff_ms", "stages", "speedup", NULL};
+    static const char *const keys[] = {"cores", "wake_ms", "handoff_ms", "timer_ms", "source",
+                                       "stages", "speedup", NULL};
+    static const char *const sources[] = {"ideal", "timer", NULL};
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
     const yaml_node_t *v;
@@ -2110,6 +2113,13 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
         return -1;
     if ((v = get(ld, map, "handoff_ms"))
         && read_double(ld, v, "cpu.handoff_ms", NONNEGATIVE, &u->handoff_ms))
+        return -1;
+    if ((v = get(ld, map, "timer_ms"))) {
+        if (read_double(ld, v, "cpu.timer_ms", NONNEGATIVE, &u->timer_ms))
+            return -1;
+        u->has_timer = 1;
+    }
+    if ((v = get(ld, map, "source")) && read_enum(ld, v, "cpu.source", sources, &u->source_timer))
         return -1;
     const yaml_node_t *sp = get(ld, map, "speedup");
     if (sp) {                          /* [s1, s2, ...]: 0 < s_n <= n */

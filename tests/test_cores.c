@@ -164,6 +164,40 @@ Test(cores, wake_delay)
     cfg_free(&c);
 }
 
+/* Timed waits: the same pipeline with cpu.timer_ms 1.25. The GPU thread,
+ * woken by the handoff (wake_ms, 0.5) at 2.0, sleeps to the timeout at 3.5
+ * and now wakes 1.25 late, at 4.75: a wait of 3.25, e2e 5.75. With source:
+ * timer the camera thread's own sleep to each frame's time also wakes 1.25
+ * late: the frame enters decode at +1.25 (its wait there is still the 0.5
+ * wake-up), leaves at 2.75, reaches the timeout at 4.75 and starts at 6.0:
+ * e2e 7.0, counted from the frame's time. */
+static void timer_case(int source_timer, double decode_sojourn, double encode_wait, double e2e)
+{
+    scenario_cfg c;
+    kit_base(&c, "timer", 1, 2, 1, 0.0, 10.0, 1);
+    periodic(&c, 1, 1.0);
+    on_workers(&c, 0, "decode", 1, 1.0);
+    on_gpu(&c, 1, "encode", 4, 2.0, 1.0);
+    c.cpu.cores = 2;
+    c.cpu.wake_ms = 0.5;
+    c.cpu.has_timer = 1;
+    c.cpu.timer_ms = 1.25;
+    c.cpu.source_timer = source_timer;
+    c.cpu.stage_mask = 3;
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("decode wait", &rs.stage[0].wait, 10, 10 * 0.5, 0.5, 0.5);
+    hist_is("decode sojourn", &rs.stage[0].sojourn, 10, 10 * decode_sojourn, decode_sojourn,
+            decode_sojourn);
+    hist_is("encode wait", &rs.stage[1].wait, 10, 10 * encode_wait, encode_wait, encode_wait);
+    hist_is("e2e", &rs.e2e, 10, 10 * e2e, e2e, e2e);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+Test(cores, timer_delay) { timer_case(0, 1.5, 3.25, 5.75); }
+Test(cores, timer_source) { timer_case(1, 1.5, 3.25, 7.0); }
+
 /* A measured speed-up table: 4 servers, exponential mu = 1/ms, lambda 1.2/ms,
  * speedup [1, 1.5]: the total service rate is 1 with one item, 1.5 with more,
  * a birth-death chain with p_n = p0 1.2 (0.8)^(n-1) for n >= 1, so
@@ -262,4 +296,17 @@ Test(cores, scenario_keys)
     cr_expect(strstr(err, "cpu.speedup[1]") && strstr(err, "cannot run faster"), "%s", err);
     cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speedup: 1.5}\n", &c, err, sizeof err));
     cr_expect(strstr(err, "cpu.speedup") && strstr(err, "expected a list"), "%s", err);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, wake_ms: 0.01, timer_ms: 0.04, source: timer}\n",
+                            &c, err, sizeof err), "%s", err);
+    cr_expect(c.cpu.has_timer && c.cpu.source_timer == 1, "timer_ms and source: timer read");
+    near("timer_ms", cpu_timer_ms(&c.cpu), 0.04, EXACT);
+    cfg_free(&c);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, wake_ms: 0.01}\n", &c, err, sizeof err), "%s", err);
+    cr_expect(!c.cpu.has_timer && c.cpu.source_timer == 0, "no timer, ideal source by default");
+    near("timed waits wake wake_ms late without timer_ms", cpu_timer_ms(&c.cpu), 0.01, EXACT);
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, timer_ms: -0.5}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, ":6:") && strstr(err, "cpu.timer_ms"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, source: timr}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.source") && strstr(err, "did you mean 'timer'"), "%s", err);
 }

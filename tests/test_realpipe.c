@@ -313,6 +313,7 @@ Test(realpipe, scenario_with_phases)
     p.streams = 2;
     p.fps = 10;                         /* 100 ms apart */
     p.handoff_ms = 0.0213;
+    p.timer_ms = 0.0311;
     const double ph[4] = {1.5, 99.9999999, 0, 42};
     rp_capacity cap;
     scenario_cfg c;
@@ -324,6 +325,8 @@ Test(realpipe, scenario_with_phases)
     close_to("run 2, stream 0", c.workload.phase_ms[2], 0);
     close_to("run 2, stream 1", c.workload.phase_ms[3], 42);
     close_to("handoff_ms", c.cpu.handoff_ms, 0.0213);
+    cr_expect(c.cpu.has_timer && c.cpu.source_timer, "a timer gives timer_ms and source: timer");
+    close_to("timer_ms", c.cpu.timer_ms, 0.0311);
     cfg_free(&c);
 }
 
@@ -347,6 +350,7 @@ Test(realpipe, scenario_from_calibration)
     cr_expect_eq(c.cpu.cores, 2);
     close_to("wake", c.cpu.wake_ms, 0.004);
     close_to("no handoff cost given: none", c.cpu.handoff_ms, 0);
+    cr_expect(!c.cpu.has_timer && !c.cpu.source_timer, "no timer given: none, frames on time");
     cr_assert_eq(c.nstages, 7);
     const char *names[] = {"decode", "sample", "encode", "reduce", "llm_prefill", "llm_decode", "response"};
     for (int s = 0; s < 7; s++)
@@ -440,6 +444,46 @@ Test(realpipe, wakeup_counts)
     cr_expect_eq(wake_measure(0, 10, &r, NULL, err, sizeof err), -1);
     cr_expect(strstr(err, "rounds"), "%s", err);
     cr_expect_eq(wake_measure_busy(10, 0, 999, &r, err, sizeof err), -1);
+    /* a sleep to an absolute deadline never ends before it: no lateness below 0 */
+    cr_assert_eq(wake_measure_timer(50, &r, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(r.n, 50);
+    cr_expect(r.min >= 0 && r.min <= r.p50 && r.p50 <= r.p99 && r.p99 <= r.max, "min %g", r.min);
+    harness_result_free(&r);
+    cr_expect_eq(wake_measure_timer(0, &r, err, sizeof err), -1);
+    cr_expect(strstr(err, "timer rounds"), "%s", err);
+}
+
+/* vlcalib wakeup's timer line: as many timed sleeps as --timer-rounds asks,
+ * none with 0, and a bad count refused with exit status 2. */
+static char *wakeup_out(int argc, char **argv, int *rc)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&buf, &len);
+    cr_assert_not_null(out);
+    *rc = vlcalib_wakeup_main(argc, argv, out, out);
+    fclose(out);
+    return buf;
+}
+
+Test(realpipe, wakeup_timer_line)
+{
+    int rc;
+    char *a[] = {"wakeup", "--rounds", "100", "--timer-rounds", "20"};
+    char *buf = wakeup_out(5, a, &rc);
+    cr_expect_eq(rc, 0, "%s", buf);
+    cr_expect(strstr(buf, "\ntimer: {n: 20, mean_ms: "), "%s", buf);
+    free(buf);
+    char *b[] = {"wakeup", "--rounds", "100", "--timer-rounds", "0"};
+    buf = wakeup_out(5, b, &rc);
+    cr_expect_eq(rc, 0, "%s", buf);
+    cr_expect(!strstr(buf, "timer:"), "%s", buf);
+    free(buf);
+    char *c[] = {"wakeup", "--timer-rounds", "-3"};
+    buf = wakeup_out(3, c, &rc);
+    cr_expect_eq(rc, 2);
+    cr_expect(strstr(buf, "--timer-rounds must be an integer"), "%s", buf);
+    free(buf);
 }
 
 /* The mix calibration's bookkeeping (rp_mix.h), counted by hand for

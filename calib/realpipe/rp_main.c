@@ -153,6 +153,9 @@ static int read_wakeup(const char *path, double *ms, rp_params *p, char *err, si
             if (cpu && sscanf(cpu + 7, "%lf", &h) == 1 && h >= 0)
                 p->handoff_ms = h;
         }
+        double t;
+        if (!strncmp(line, "timer:", 6) && m && sscanf(m + 8, "%lf", &t) == 1 && t >= 0)
+            p->timer_ms = t;               /* older files have none */
         speedup_line(line, p);
     }
     fclose(f);

@@ -34,4 +34,5 @@ void rp_params_default(rp_params *p)
     p->cores = 2;
     p->wake_ms = 0;
     p->handoff_ms = 0;
+    p->timer_ms = 0;
 }

@@ -39,6 +39,8 @@ typedef struct {
     int cores;
     double wake_ms;
     double handoff_ms;         /* the CPU one handoff costs (vlcalib wakeup's cpu_ms); 0: none */
+    double timer_ms;           /* how late a timed wait wakes (vlcalib wakeup's timer); 0: none.
+                                  The scenario then also says source: timer (the release thread) */
     int nspeedup;              /* 0: none; else the cores' measured speed-up (vlcalib wakeup --ring) */
     double speedup[16];
 } rp_params;

@@ -120,7 +120,7 @@ for L in $LOADS; do
       --wakeup "$L_WAKE" --cores "$CORES" --out "$D/spans-$r.csv" 2>> "$D/run.log"
     spans+=("$D/spans-$r.csv")
     # the machine right after the run: the ring's busy cores with 1 and 2 tokens
-    "${PRIO[@]}" ./vlcalib wakeup --rounds 2000 --ring 2 --ring-reps 1 | awk -v l="$L" -v r="$r" \
+    "${PRIO[@]}" ./vlcalib wakeup --rounds 2000 --timer-rounds 0 --ring 2 --ring-reps 1 | awk -v l="$L" -v r="$r" \
       '/^ring_busy:/ {gsub(/[][,]/, " "); print l "," r "," $2 "," $3}' >> "$WORK/probe.csv"
   done
   log "load $L: simulating (calibration + load point only)"

@@ -4,6 +4,7 @@
  * woken side just after its pthread_cond_wait returns. */
 #include "calib/wakeup.h"
 
+#include <errno.h>
 #include <gsl/gsl_sort.h>
 #include <gsl/gsl_statistics_double.h>
 #include <pthread.h>
@@ -85,7 +86,7 @@ int wake_measure_timer(int rounds, harness_result *r, char *err, size_t errlen)
         x = x * 6364136223846793005ull + 1442695040888963407ull;
         int64_t deadline = now_ns() + (int64_t)((x >> 33) % 4000000);   /* 0..4 ms ahead */
         struct timespec ts = {(time_t)(deadline / 1000000000), (long)(deadline % 1000000000)};
-        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
+        while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
         ms[i] = 1e-6 * (double)(now_ns() - deadline);
     }

@@ -353,7 +353,7 @@ static void start_batch(pipe_t *p, int g, int s, double now)
 }
 
 /* cpu: how late GPU g's thread wakes from a timed wait (its stages on the cores), else 0. */
-static double wake_delay(const pipe_t *p, int g)
+static double timer_delay(const pipe_t *p, int g)
 {
     const gpu_t *gp = &p->gpu[g];
     for (int k = 0; k < gp->norder; k++)
@@ -402,11 +402,13 @@ static void kick(pipe_t *p, int g, double now)
     }
     if (best >= 0) {
         start_batch(p, g, best, now);
-    } else if (earliest < INFINITY && earliest + wake_delay(p, g) < gp->wake_at) {
-        earliest += wake_delay(p, g);    /* cpu: a timed wait wakes this late */
-        gp->wake_at = earliest;
-        if (ev_push(&p->evq, earliest, EV_GPU_WAKE, (uint32_t)g, 0) != 0)
-            pipe_fail(p, "out of memory growing the event list");
+    } else if (earliest < INFINITY) {
+        earliest += timer_delay(p, g);   /* cpu: a timed wait wakes this late */
+        if (earliest < gp->wake_at) {
+            gp->wake_at = earliest;
+            if (ev_push(&p->evq, earliest, EV_GPU_WAKE, (uint32_t)g, 0) != 0)
+                pipe_fail(p, "out of memory growing the event list");
+        }
     }
 }
 

@@ -547,9 +547,10 @@ static void arrive(pipe_t *p, uint32_t j, double now)
         }
     }
     const cpu_cfg *u = &p->cfg->cpu;
-    if (u->cores > 0 && u->source_timer && cpu_timer_ms(u) > 0) {
+    double late = u->cores > 0 && u->source_timer ? cpu_timer_ms(u) : 0;
+    if (late > 0) {
         /* cpu: the camera thread wakes late from its sleep until this frame's time */
-        if (ev_push(&p->evq, now + cpu_timer_ms(u), EV_SOURCED, 0, i) != 0)
+        if (ev_push(&p->evq, now + late, EV_SOURCED, 0, i) != 0)
             pipe_fail(p, "out of memory growing the event list");
         return;
     }

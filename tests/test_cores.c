@@ -143,8 +143,16 @@ Test(cores, unequal_jobs_closed_form)
  * frame waits 0.5 (its thread was asleep) and leaves decode at 1.5. At the
  * GPU stage (max_batch 4, batch timeout 2 ms, 1 ms batches) the thread wakes
  * at 2.0, finds no full batch, sleeps to the timeout at 3.5 and wakes 0.5
- * late, at 4.0: a wait of 2.5; the batch ends at 5.0, the frame's e2e. */
-Test(cores, wake_delay)
+ * late, at 4.0: a wait of 2.5; the batch ends at 5.0, the frame's e2e.
+ *
+ * Timed waits: the same pipeline with cpu.timer_ms 1.25. The GPU thread,
+ * woken by the handoff (wake_ms, 0.5) at 2.0, sleeps to the timeout at 3.5
+ * and now wakes 1.25 late, at 4.75: a wait of 3.25, e2e 5.75. With source:
+ * timer the camera thread's own sleep to each frame's time also wakes 1.25
+ * late: the frame enters decode at +1.25 (its wait there is still the 0.5
+ * wake-up), leaves at 2.75, reaches the timeout at 4.75 and starts at 6.0:
+ * e2e 7.0, counted from the frame's time. timer_ms < 0: no timer_ms given. */
+static void wake_case(double timer_ms, int source_timer, double encode_wait, double e2e)
 {
     scenario_cfg c;
     kit_base(&c, "wake", 1, 2, 1, 0.0, 10.0, 1);
@@ -153,50 +161,23 @@ Test(cores, wake_delay)
     on_gpu(&c, 1, "encode", 4, 2.0, 1.0);
     c.cpu.cores = 2;
     c.cpu.wake_ms = 0.5;
-    c.cpu.stage_mask = 3;
-    rep_stats rs;
-    rep1(&c, &rs);
-    hist_is("decode wait", &rs.stage[0].wait, 10, 10 * 0.5, 0.5, 0.5);
-    hist_is("decode sojourn", &rs.stage[0].sojourn, 10, 10 * 1.5, 1.5, 1.5);
-    hist_is("encode wait", &rs.stage[1].wait, 10, 10 * 2.5, 2.5, 2.5);
-    hist_is("e2e", &rs.e2e, 10, 10 * 5.0, 5.0, 5.0);
-    pipe_stats_free(&rs);
-    cfg_free(&c);
-}
-
-/* Timed waits: the same pipeline with cpu.timer_ms 1.25. The GPU thread,
- * woken by the handoff (wake_ms, 0.5) at 2.0, sleeps to the timeout at 3.5
- * and now wakes 1.25 late, at 4.75: a wait of 3.25, e2e 5.75. With source:
- * timer the camera thread's own sleep to each frame's time also wakes 1.25
- * late: the frame enters decode at +1.25 (its wait there is still the 0.5
- * wake-up), leaves at 2.75, reaches the timeout at 4.75 and starts at 6.0:
- * e2e 7.0, counted from the frame's time. */
-static void timer_case(int source_timer, double decode_sojourn, double encode_wait, double e2e)
-{
-    scenario_cfg c;
-    kit_base(&c, "timer", 1, 2, 1, 0.0, 10.0, 1);
-    periodic(&c, 1, 1.0);
-    on_workers(&c, 0, "decode", 1, 1.0);
-    on_gpu(&c, 1, "encode", 4, 2.0, 1.0);
-    c.cpu.cores = 2;
-    c.cpu.wake_ms = 0.5;
-    c.cpu.has_timer = 1;
-    c.cpu.timer_ms = 1.25;
+    c.cpu.has_timer = timer_ms >= 0;
+    c.cpu.timer_ms = timer_ms >= 0 ? timer_ms : 0;
     c.cpu.source_timer = source_timer;
     c.cpu.stage_mask = 3;
     rep_stats rs;
     rep1(&c, &rs);
     hist_is("decode wait", &rs.stage[0].wait, 10, 10 * 0.5, 0.5, 0.5);
-    hist_is("decode sojourn", &rs.stage[0].sojourn, 10, 10 * decode_sojourn, decode_sojourn,
-            decode_sojourn);
+    hist_is("decode sojourn", &rs.stage[0].sojourn, 10, 10 * 1.5, 1.5, 1.5);
     hist_is("encode wait", &rs.stage[1].wait, 10, 10 * encode_wait, encode_wait, encode_wait);
     hist_is("e2e", &rs.e2e, 10, 10 * e2e, e2e, e2e);
     pipe_stats_free(&rs);
     cfg_free(&c);
 }
 
-Test(cores, timer_delay) { timer_case(0, 1.5, 3.25, 5.75); }
-Test(cores, timer_source) { timer_case(1, 1.5, 3.25, 7.0); }
+Test(cores, wake_delay) { wake_case(-1, 0, 2.5, 5.0); }
+Test(cores, timer_delay) { wake_case(1.25, 0, 3.25, 5.75); }
+Test(cores, timer_source) { wake_case(1.25, 1, 3.25, 7.0); }
 
 /* A measured speed-up table: 4 servers, exponential mu = 1/ms, lambda 1.2/ms,
  * speedup [1, 1.5]: the total service rate is 1 with one item, 1.5 with more,

@@ -115,6 +115,15 @@ static char *tmp_with(const char *text)
     return path;
 }
 
+/* Make tmpl ("...XXXXXX") the name of a file that does not exist yet. */
+static void fresh_name(char *tmpl)
+{
+    int fd = mkstemp(tmpl);
+    cr_assert(fd >= 0);
+    close(fd);
+    unlink(tmpl);
+}
+
 static void read_fails(const char *text, const char *want)
 {
     char *path = tmp_with(text), err[512] = "";
@@ -157,10 +166,7 @@ Test(realpipe, record_round_trip)
     r.q_arrive[0] = 9000000;
     *rp_qspan(&r, 0, RP_RESPONSE) = (rp_span){9000000, 9100000, 14100000, RP_DONE};
     char path[] = "/tmp/vl-rp-rt-XXXXXX", err[512] = "";
-    int fd = mkstemp(path);
-    cr_assert(fd >= 0);
-    close(fd);
-    unlink(path);
+    fresh_name(path);
     cr_assert_eq(rp_record_write(&r, 2, 1, "a comment\nover two lines", path, err, sizeof err), 0,
                  "%s", err);
     rp_record_free(&r);
@@ -257,10 +263,7 @@ Test(realpipe, phases_round_trip)
     r.phase_ms[1] = 12.000001;
     r.phase_ms[2] = 0;
     char path[] = "/tmp/vl-rp-ph-XXXXXX", err[512] = "";
-    int fd = mkstemp(path);
-    cr_assert(fd >= 0);
-    close(fd);
-    unlink(path);
+    fresh_name(path);
     cr_assert_eq(rp_record_write(&r, 0, 0, "vlrealpipe spans: streams 3, fps 29.97, duration 1 s",
                                  path, err, sizeof err), 0, "%s", err);
     rp_record_free(&r);

@@ -21,6 +21,7 @@
 #include "calib/realpipe/rp_cores.h"
 #include "calib/realpipe/rp_mix.h"
 #include "calib/realpipe/rp_overlap.h"
+#include "calib/realpipe/rp_stages.h"
 #include "calib/realpipe/rp_params.h"
 #include "calib/realpipe/rp_scen.h"
 #include "calib/realpipe/rp_span.h"
@@ -594,6 +595,100 @@ Test(realpipe, overlap_classes)
     cr_assert_eq(rp_overlap_of(&s, 30, 4, &o), 0);
     cr_expect_eq(o.cell[RP_OVL_DECODE_P][0].n, 0);
     cr_expect_eq(o.cell[RP_OVL_DECODE_P][1].n, 2);
+    rp_set_free(&s);
+    unlink(path);
+    unlink(path2);
+    rmdir(dir);
+}
+
+/* Where a kept frame's time goes, on hand-made runs (ms). Run 1:
+ *   frame 0: released 10, decode [10.5, 11.5], sample ends 11.7, encode [13, 15]
+ *            (with frame 1), reduce ends 15.1, prefill ends 15.5:
+ *            0.5, 1.0, 0.2, 1.3, 2.0, 0.1, 0.4; 5.5 in all
+ *   frame 1: released 11, decode [11.2, 12], sample ends 12.1, the same batch:
+ *            0.2, 0.8, 0.1, 0.9, 2.0, 0.1, 0.4; 4.5
+ *   frame 2: sampled out; frame 3: released at 1, before the cut at 5 (its
+ *   batch at 3 too); frame 4: its prefill dropped, but its batch of 1 at 32 counts.
+ * Run 2 (its ids start at 0 again; an encode that also starts at 13 is its own
+ * batch, not run 1's):
+ *   frame 0: released 10, decode [10, 11], sample ends 11, encode [13, 14],
+ *            reduce ends 14, prefill ends 15: 0, 1, 0, 2, 1, 0, 1; 5
+ *   frames 10..18: one batch of 9 at 40 (none kept), counted as "8 or more".
+ * Run 1: means 0.35, 0.9, 0.15, 1.1, 2.0, 0.1, 0.4; 5.0 (the segments add up),
+ * batches {2 at 13, 1 at 32}: half and half. Both runs: 3 frames (frame 5.0,
+ * decode_wait 0.7 / 3), batches 1, 2, 1, 9+: shares 2/4, 1/4, 0, ..., 1/4. */
+Test(realpipe, stages_by_hand)
+{
+    char dir[64], path[128], path2[128], err[512] = "";
+    kit_tmpdir(dir, sizeof dir, "stages");
+    snprintf(path, sizeof path, "%s/spans.csv", dir);
+    snprintf(path2, sizeof path2, "%s/spans2.csv", dir);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f);
+    fputs("kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
+          "frame,0,0,2,decode,done,10,10,10.5,11.5\n"
+          "frame,0,0,2,sample,done,10,11.5,11.6,11.7\n"
+          "frame,0,0,2,encode,done,10,11.7,13,15\n"
+          "frame,0,0,2,reduce,done,10,15,15,15.1\n"
+          "frame,0,0,2,llm_prefill,done,10,15.1,15.1,15.5\n"
+          "frame,1,1,2,decode,done,11,11,11.2,12\n"
+          "frame,1,1,2,sample,done,11,12,12.05,12.1\n"
+          "frame,1,1,2,encode,done,11,12.1,13,15\n"
+          "frame,1,1,2,reduce,done,11,15,15,15.1\n"
+          "frame,1,1,2,llm_prefill,done,11,15.1,15.1,15.5\n"
+          "frame,2,0,3,decode,done,20,20,20,21\n"
+          "frame,2,0,3,sample,sampled_out,20,21,21,21.1\n"
+          "frame,3,1,0,decode,done,1,1,1,2\n"
+          "frame,3,1,0,sample,done,1,2,2,2.1\n"
+          "frame,3,1,0,encode,done,1,2.1,3,4\n"
+          "frame,3,1,0,reduce,done,1,4,4,4.1\n"
+          "frame,3,1,0,llm_prefill,done,1,4.1,4.1,4.3\n"
+          "frame,4,0,4,decode,done,30,30,30,31\n"
+          "frame,4,0,4,sample,done,30,31,31,31.1\n"
+          "frame,4,0,4,encode,done,30,31.1,32,33\n"
+          "frame,4,0,4,reduce,done,30,33,33,33.05\n"
+          "frame,4,0,4,llm_prefill,drop_timeout,30,33.05,33.2,33.2\n", f);
+    fclose(f);
+    f = fopen(path2, "w");
+    cr_assert_not_null(f);
+    fputs("kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
+          "frame,0,0,2,decode,done,10,10,10,11\n"
+          "frame,0,0,2,sample,done,10,11,11,11\n"
+          "frame,0,0,2,encode,done,10,11,13,14\n"
+          "frame,0,0,2,reduce,done,10,14,14,14\n"
+          "frame,0,0,2,llm_prefill,done,10,14,14,15\n", f);
+    for (int k = 10; k <= 18; k++)
+        fprintf(f, "frame,%d,0,%d,encode,done,39,39,40,41\n", k, k);
+    fclose(f);
+    rp_set s = {0};
+    cr_assert_eq(rp_set_read(&s, path, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(rp_set_read(&s, path2, err, sizeof err), 0, "%s", err);
+    rp_stages o;
+    cr_assert_eq(rp_stages_of(&s, 0, 5, &o), 0);
+    cr_expect_eq(o.frames, 2);
+    const double want[RP_NSEGS] = {0.35, 0.9, 0.15, 1.1, 2.0, 0.1, 0.4, 5.0};
+    for (int k = 0; k < RP_NSEGS; k++)
+        close_to(rp_seg_name(k), o.mean[k], want[k]);
+    cr_expect_eq(o.batches, 2);
+    close_to("batches of 1", o.share[0], 0.5);
+    close_to("batches of 2", o.share[1], 0.5);
+    cr_assert_eq(rp_stages_of(&s, -1, 5, &o), 0);
+    cr_expect_eq(o.frames, 3);
+    close_to("both runs: decode_wait", o.mean[RP_SEG_DECODE_WAIT], 0.7 / 3);
+    close_to("both runs: encode_wait", o.mean[RP_SEG_ENCODE_WAIT], 4.2 / 3);
+    close_to("both runs: frame", o.mean[RP_SEG_FRAME], 5.0);
+    cr_expect_eq(o.batches, 4);
+    close_to("of 1", o.share[0], 0.5);
+    close_to("of 2", o.share[1], 0.25);
+    close_to("of 3", o.share[2], 0);
+    close_to("of 8 or more", o.share[RP_BATCH_MAX - 1], 0.25);
+    /* from 0: frame 3 is kept too (0, 1, 0.1, 0.9, 1, 0.1, 0.2: 3.3) */
+    cr_assert_eq(rp_stages_of(&s, 0, 0, &o), 0);
+    cr_expect_eq(o.frames, 3);
+    close_to("with frame 3", o.mean[RP_SEG_FRAME], (5.5 + 4.5 + 3.3) / 3);
+    cr_expect_eq(o.batches, 3);
+    cr_expect_str_eq(rp_seg_name(RP_SEG_SAMPLE), "sample");
+    cr_expect_str_eq(rp_seg_name(RP_NSEGS), "?");
     rp_set_free(&s);
     unlink(path);
     unlink(path2);

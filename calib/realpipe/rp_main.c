@@ -10,7 +10,8 @@
  *                        [--calib TINY.yaml --decode-calib DEC.yaml] [--force]
  *   vlrealpipe corecal   [PARAMS] [--threads T] [--rounds R] [--seconds S] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
- *                        [--spread F.csv] [--cdf F.dat] [--force] SPANS.csv...
+ *                        [--spread F.csv] [--cdf F.dat] [--overlap F.csv]
+ *                        [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...
  *
  * PARAMS: --streams N --fps X --duration S --warmup S --seed N
  *         --decode-workers N --keep-every N --max-batch N --batch-timeout-ms X
@@ -33,6 +34,7 @@
 #include "calib/realpipe/rp_pipe.h"
 #include "calib/realpipe/rp_scen.h"
 #include "calib/realpipe/rp_span.h"
+#include "calib/realpipe/rp_stages.h"
 #include "calib/realpipe/rp_stats.h"
 #include "sim/out.h"
 
@@ -49,7 +51,8 @@ static void usage(FILE *f)
         "       vlrealpipe corecal  [PARAMS] [--threads T] [--rounds R] [--seconds S]\n"
         "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
-        "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv] [--force] SPANS.csv...\n"
+        "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
+        "                           [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...\n"
         "run: the real threaded pipeline (H.264 decode, sampler, tiny encoder, ToMe, prefill,\n"
         "queries -> decode -> response); one span per frame and stage to SPANS.csv.\n"
         "capacity: the frame rate each resource saturates at, from the calibration alone.\n"
@@ -69,6 +72,10 @@ static void usage(FILE *f)
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err;\n"
         "--overlap: the real ops' times by how many other ops ran beside them (rp_overlap.h).\n"
+        "--stages/--batches: a kept frame's mean time per segment and the encoder's batch sizes,\n"
+        "the first span file (run 1) against T (vlsim run --trace: replication 0, which replays\n"
+        "run 1's phases): rows load,segment,real_ms,sim_ms,diff_ms and load,batch,real_pct,sim_pct\n"
+        "(rp_stages.h).\n"
         "PARAMS: --streams N (8) --fps X (30) --duration S (12) --warmup S (2) --seed N (1)\n"
         "        --decode-workers N (2) --keep-every N (2) --max-batch N (8)\n"
         "        --batch-timeout-ms X (2) --queries-per-min X (6) --cores N (2)\n"
@@ -167,6 +174,7 @@ static int read_wakeup(const char *path, double *ms, rp_params *p, char *err, si
 typedef struct {
     rp_params p;
     const char *out, *calib, *dcalib, *sim, *spread, *cdf, *dout, *overlap;
+    const char *sim_spans, *stages, *batches;   /* compare: the segment diagnostic */
     double load, sim_s;
     int sim_reps, rounds, threads;
     double seconds;
@@ -272,6 +280,12 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             o->cdf = v;
         } else if (!strcmp(a, "--overlap")) {
             o->overlap = v;
+        } else if (!strcmp(a, "--sim-spans")) {
+            o->sim_spans = v;
+        } else if (!strcmp(a, "--stages")) {
+            o->stages = v;
+        } else if (!strcmp(a, "--batches")) {
+            o->batches = v;
         } else if (!strcmp(a, "--phases-from")) {
             o->phases[o->nphases++] = v;
         } else {
@@ -526,6 +540,45 @@ static void put_row(FILE *f, double load, const char *stage, const char *metric,
     fprintf(f, "%.2f,%s,%s,%.6f,%.6f,%.6f\n", load, stage, metric, real, sim, e);
 }
 
+/* --stages and --batches: run 1 of s (the first span file) against t, the
+ * simulator's trace of replication 0 (which replays run 1's phases). */
+static int write_stages(const opts *o, const rp_set *s, const rp_set *t, double from_ms, char *err,
+                        size_t n)
+{
+    rp_stages re, si;
+    if (rp_stages_of(s, 0, from_ms, &re) || rp_stages_of(t, 0, from_ms, &si)) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    if (!re.frames || !si.frames) {
+        snprintf(err, n, "--stages: no kept frame after the warm-up in %s",
+                 !re.frames ? o->files[0] : o->sim_spans);
+        return -1;
+    }
+    out_file f;
+    if (o->stages) {
+        if (out_open(&f, o->stages, err, n))
+            return -1;
+        fprintf(f.f, "load,segment,real_ms,sim_ms,diff_ms\n");
+        for (int k = 0; k < RP_NSEGS; k++)
+            fprintf(f.f, "%.2f,%s,%.6f,%.6f,%.6f\n", o->load, rp_seg_name(k), re.mean[k], si.mean[k],
+                    si.mean[k] - re.mean[k]);
+        if (out_commit(&f, err, n))
+            return -1;
+    }
+    if (o->batches) {
+        if (out_open(&f, o->batches, err, n))
+            return -1;
+        fprintf(f.f, "load,batch,real_pct,sim_pct\n");
+        for (int k = 0; k < RP_BATCH_MAX; k++)
+            fprintf(f.f, "%.2f,%d%s,%.3f,%.3f\n", o->load, k + 1, k + 1 == RP_BATCH_MAX ? "+" : "",
+                    100 * re.share[k], 100 * si.share[k]);
+        if (out_commit(&f, err, n))
+            return -1;
+    }
+    return 0;
+}
+
 static int cmd_compare(opts *o, char *err, size_t n)
 {
     if (isnan(o->load) || !o->sim || !o->out || o->nfiles < 1) {
@@ -533,9 +586,14 @@ static int cmd_compare(opts *o, char *err, size_t n)
         return -1;
     }
     if (check_out(o->out, o->force, err, n) || check_out(o->spread, o->force, err, n)
-        || check_out(o->cdf, o->force, err, n) || check_out(o->overlap, o->force, err, n))
+        || check_out(o->cdf, o->force, err, n) || check_out(o->overlap, o->force, err, n)
+        || check_out(o->stages, o->force, err, n) || check_out(o->batches, o->force, err, n))
         return -1;
-    rp_set s = {0};
+    if ((o->stages || o->batches) != (o->sim_spans != NULL)) {
+        snprintf(err, n, "--stages and --batches go with --sim-spans T.csv (vlsim run --trace)");
+        return -1;
+    }
+    rp_set s = {0}, t = {0};
     rp_metrics real, sim;
     double *e2e = NULL;
     size_t ne2e = 0;
@@ -544,6 +602,8 @@ static int cmd_compare(opts *o, char *err, size_t n)
         if (rp_set_read(&s, o->files[k], err, n))
             goto done;
     double w = o->p.warmup_s * 1000.0 + 300.0;    /* the run starts releasing at 0.3 s */
+    if (o->sim_spans && rp_set_read(&t, o->sim_spans, err, n))
+        goto done;
     if (rp_sim_read(o->sim, &sim, err, n) || rp_metrics_of(&s, -1, w, &real, &e2e, &ne2e)) {
         if (!*err)
             snprintf(err, n, "out of memory");
@@ -588,6 +648,8 @@ static int cmd_compare(opts *o, char *err, size_t n)
         if (out_commit(&f, err, n))
             goto done;
     }
+    if (o->sim_spans && write_stages(o, &s, &t, w, err, n))
+        goto done;
     if (o->spread) {
         if (out_open(&f, o->spread, err, n))
             goto done;
@@ -626,6 +688,7 @@ static int cmd_compare(opts *o, char *err, size_t n)
 done:
     free(e2e);
     rp_set_free(&s);
+    rp_set_free(&t);
     return rc;
 }
 

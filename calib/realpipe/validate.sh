@@ -25,10 +25,12 @@
 # Knobs (environment): RUNS (3), DURATION (15 s of frames per run), WARMUP (2 s),
 # SIM_S (120 s) x SIM_REPS (2 x RUNS: each run's phases twice) replications,
 # RECAL (1: calibrate again just before each load point's runs, and take its
-# capacity from that; 0: the first calibration throughout), PROBE_MIN (0.85) and
-# TRIES (3): a run after which the cores kept busy with 2 tokens (a 1 s ring) fall
-# below PROBE_MIN x the load point's calibration ring's is run again, up to TRIES
-# times in all (the machine was not the one calibrated; validation/rejected.csv),
+# capacity from that; 0: the first calibration throughout), PROBE_TOL (0.08),
+# PROBE_ROUNDS (10) and TRIES (3): after each run a short mix calibration (mixcal
+# --rounds PROBE_ROUNDS, about 3 s) gives the capacity the machine had then; a run
+# whose after-run capacity is off the load point's calibrated one by more than
+# PROBE_TOL (either way) is run again, up to TRIES times in all (the machine was
+# not the one calibrated; validation/rejected.csv),
 # LOADS ("0.30 0.50 0.70 0.85"), NOTE (a line for the report, e.g. "taken on a
 # loaded machine"), NICE (-19 when root, else 0: the
 # calibration and the runs get a higher scheduling weight than other processes, so
@@ -43,7 +45,8 @@ WARMUP=${WARMUP:-2}
 SIM_S=${SIM_S:-120}
 SIM_REPS=${SIM_REPS:-$((2 * RUNS))}
 RECAL=${RECAL:-1}
-PROBE_MIN=${PROBE_MIN:-0.85}
+PROBE_TOL=${PROBE_TOL:-0.08}
+PROBE_ROUNDS=${PROBE_ROUNDS:-10}
 TRIES=${TRIES:-3}
 LOADS=${LOADS:-"0.30 0.50 0.70 0.85"}
 NOTE=${NOTE:-}
@@ -101,7 +104,7 @@ cat "$WORK/calib/wakeup.log" "$CORE" "$WORK/calib/mixcal.txt" >&2
 CAP=$(awk '/^capacity_fps_per_stream/ {print $2}' "$WORK/capacity.txt")
 
 # ---- 3. the load points ----
-echo "load,run,attempt,ring_1,ring_2,ring_2_min" > "$WORK/rejected.csv"
+echo "load,run,attempt,capacity_after,ratio" > "$WORK/rejected.csv"
 for L in $LOADS; do
   D="$WORK/runs/$L"
   mkdir -p "$D"
@@ -124,25 +127,26 @@ for L in $LOADS; do
   fi
   FPS=$(awk -v c="$L_CAP" -v l="$L" 'BEGIN {printf "%.4f", c * l}')
   echo "$L,$L_CAP,$FPS" >> "$WORK/fps.csv"
-  # the load point's calibration ring with 2 tokens: what the after-run probe is held to
-  RING2=$(sed -n 's/^ring_busy: \[[^,]*, *\([0-9.]*\).*/\1/p' "$L_WAKE")
-  RING2_MIN=$(awk -v b="${RING2:-0}" -v m="$PROBE_MIN" 'BEGIN {printf "%.4f", b * m}')
   spans=()
   for r in $(seq 1 "$RUNS"); do
     for a in $(seq 1 "$TRIES"); do
       log "load $L (fps $FPS per stream): real run $r of $RUNS$([ "$a" -gt 1 ] && echo " (attempt $a)")"
       "${PRIO[@]}" ./vlrealpipe run --fps "$FPS" --duration "$DURATION" --warmup "$WARMUP" --seed "$r" \
         --wakeup "$L_WAKE" --cores "$CORES" --force --out "$D/spans-$r.csv" 2>> "$D/run.log"
-      # the machine right after the run: the ring's busy cores with 1 and 2 tokens
-      probe=$("${PRIO[@]}" ./vlcalib wakeup --rounds 2000 --timer-rounds 0 --ring 2 --ring-reps 1 |
-        awk '/^ring_busy:/ {gsub(/[][,]/, " "); print $2 "," $3}')
-      ok=$(awk -v p="${probe#*,}" -v m="$RING2_MIN" 'BEGIN {print (p + 0 >= m + 0) ? 1 : 0}')
+      # the machine right after the run: the capacity a short mix calibration gives,
+      # with the load point's own wake-up and speed-up, against the load point's
+      "${PRIO[@]}" ./vlrealpipe mixcal --rounds "$PROBE_ROUNDS" --force --out "$D/probe-tiny.yaml" \
+        --decode-out "$D/probe-h264.yaml" > /dev/null
+      cap_after=$(./vlrealpipe capacity --calib "$PWD/$D/probe-tiny.yaml" --decode-calib "$PWD/$D/probe-h264.yaml" \
+        --wakeup "$L_WAKE" --cores-calib "$L_CORE" --cores "$CORES" | awk '/^capacity_fps_per_stream/ {print $2}')
+      ratio=$(awk -v a="$cap_after" -v c="$L_CAP" 'BEGIN {printf "%.4f", a / c}')
+      ok=$(awk -v q="$ratio" -v t="$PROBE_TOL" 'BEGIN {d = q - 1; if (d < 0) d = -d; print (d <= t) ? 1 : 0}')
       if [ "$ok" = 1 ] || [ "$a" = "$TRIES" ]; then
-        echo "$L,$r,$probe,$a" >> "$WORK/probe.csv"
+        echo "$L,$r,$cap_after,$ratio,$a" >> "$WORK/probe.csv"
         break
       fi
-      log "load $L run $r: the ring after it kept ${probe#*,} cores busy with 2 tokens, below $RING2_MIN: again"
-      echo "$L,$r,$a,$probe,$RING2_MIN" >> "$WORK/rejected.csv"
+      log "load $L run $r: the capacity after it was $cap_after fps per stream, $ratio x the calibrated $L_CAP: again"
+      echo "$L,$r,$a,$cap_after,$ratio" >> "$WORK/rejected.csv"
     done
     spans+=("$D/spans-$r.csv")
   done
@@ -162,7 +166,8 @@ for L in $LOADS; do
     "${spans[@]}" > /dev/null
   awk '/^# index/ {on = /frame end to end/; next} on && NF == 2' "$D/plot/cdf.dat" > "$D/sim-cdf.dat"
   ./vlrealpipe compare --load "$L" --sim "$D/sim.csv" --warmup "$WARMUP" --out "$D/rows.csv" \
-    --spread "$D/spread.csv" --cdf "$D/real-cdf.dat" --overlap "$D/overlap.csv" "${spans[@]}" \
+    --spread "$D/spread.csv" --cdf "$D/real-cdf.dat" --overlap "$D/overlap.csv" \
+    --sim-spans "$D/sim-spans.csv" --stages "$D/stages.csv" --batches "$D/batches.csv" "${spans[@]}" \
     | tee -a "$WORK/summary.txt" >&2
 done
 
@@ -180,6 +185,8 @@ join_loads rows-iso.csv > "$WORK/results-iso.csv"
 join_loads spread.csv > "$WORK/spread.csv"
 join_loads overlap.csv > "$WORK/overlap.csv"
 join_loads sim-overlap.csv > "$WORK/overlap-sim.csv"
+join_loads stages.csv > "$WORK/stages.csv"
+join_loads batches.csv > "$WORK/batches.csv"
 
 # the CDF plot: real (points) vs predicted (lines) per load
 {
@@ -278,27 +285,31 @@ elapsed=$(( $(date +%s) - t_start ))
   echo
   echo "## Spread of the real runs (each run alone)"
   echo
-  echo "Ring after the run: the cores kept busy by \`vlcalib wakeup --ring 2\` with 1 and 2"
-  echo "tokens, right after each run (1 s each): how fast the machine was then. A run after"
-  echo "which the 2-token value fell below $PROBE_MIN x the load point's calibration ring's"
-  echo "was run again (attempt: the one kept; at most $TRIES, the last kept whatever it showed)."
+  echo "Capacity after the run: what a short mix calibration right after it (vlrealpipe mixcal"
+  echo "--rounds $PROBE_ROUNDS, about 3 s) gives with the load point's own wake-up and speed-up, in FPS"
+  echo "per stream and as a multiple of the load point's calibrated capacity: how fast the"
+  echo "machine was then. The load the run ran at is its FPS over that capacity. A run whose"
+  echo "capacity after was off by more than $PROBE_TOL (either way) was run again (attempt: the one"
+  echo "kept; at most $TRIES, the last kept whatever it showed)."
   echo
-  echo "| load | run | frames | p50 ms | p95 ms | p99 ms | drop % | ring after (1, 2 tokens) | attempt |"
-  echo "|---|---|---|---|---|---|---|---|---|"
-  awk -F, 'FNR == NR { ring[$1 "," $2] = sprintf("%.3f, %.3f", $3, $4); att[$1 "," $2] = $5; next }
+  echo "| load | run | frames | p50 ms | p95 ms | p99 ms | drop % | capacity after (x calibrated) | ran at load | attempt |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
+  awk -F, 'FILENAME ~ /fps.csv$/ { fps[$1] = $3; next }
+           FILENAME ~ /probe.csv$/ { k = $1 "," $2; cap[k] = sprintf("%.1f (x %.3f)", $3, $4); at[k] = $3 > 0 ? sprintf("%.3f", fps[$1] / $3) : "-"; att[k] = $5; next }
            FNR > 1 { k = $1 "," ($2 + 1)
-                     printf "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %s | %s |\n", $1, $2 + 1, $3, $4, $5, $6, $7,
-                            (k in ring) ? ring[k] : "-", (k in att) ? att[k] : "-" }' "$WORK/probe.csv" "$WORK/spread.csv"
+                     printf "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %s | %s | %s |\n", $1, $2 + 1, $3, $4, $5, $6, $7,
+                            (k in cap) ? cap[k] : "-", (k in at) ? at[k] : "-", (k in att) ? att[k] : "-" }' \
+    "$WORK/fps.csv" "$WORK/probe.csv" "$WORK/spread.csv"
   echo
   nrej=$(($(wc -l < "$WORK/rejected.csv") - 1))
   if [ "$nrej" = 0 ]; then
     echo "No run was run again."
   else
-    echo "Run again ($nrej; validation/rejected.csv): the attempts whose after-run ring fell short."
+    echo "Run again ($nrej; validation/rejected.csv): the attempts whose capacity after was off."
     echo
-    echo "| load | run | attempt | ring after (1, 2 tokens) | 2 tokens needed |"
+    echo "| load | run | attempt | capacity after | x calibrated |"
     echo "|---|---|---|---|---|"
-    awk -F, 'NR > 1 { printf "| %s | %s | %s | %.3f, %.3f | %.3f |\n", $1, $2, $3, $4, $5, $6 }' "$WORK/rejected.csv"
+    awk -F, 'NR > 1 { printf "| %s | %s | %s | %.1f | %.3f |\n", $1, $2, $3, $4, $5 }' "$WORK/rejected.csv"
   fi
   echo
   if [ "$RECAL" = 1 ]; then
@@ -344,6 +355,31 @@ elapsed=$(( $(date +%s) - t_start ))
                           cell[k, 1, "1"], cell[k, 2, "1"], cell[k, 1, "2+"], cell[k, 2, "2+"] } }' \
     "$WORK/overlap.csv" "$WORK/overlap-sim.csv"
   echo
+  echo "## Where a kept frame's time goes (run 1 against replication 0)"
+  echo
+  echo "A kept frame's mean time per segment, in ms, real / simulated: the real run 1 against"
+  echo "the simulator's replication 0 (vlsim run --trace), which replays run 1's stream phases;"
+  echo "the phases set which frames batch together, so only runs with the same phases compare"
+  echo "segment by segment (vlrealpipe compare --stages; validation/stages.csv). The segments"
+  echo "add up to the frame's latency: release to decode start (decode_wait), the decode, to"
+  echo "the sampler's end (sample), to the encode's start (encode_wait: the batch wait and the"
+  echo "executor busy), the encode batch, reduce and prefill (each with its queue)."
+  echo
+  echo "| load | decode_wait | decode | sample | encode_wait | encode | reduce | prefill | frame (mean) |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  awk -F, 'NR > 1 { if (!($1 in row)) order[++n] = $1
+                    row[$1] = row[$1] sprintf(" %.3f / %.3f |", $3, $4) }
+           END { for (i = 1; i <= n; i++) printf "| %s |%s\n", order[i], row[order[i]] }' "$WORK/stages.csv"
+  echo
+  echo "The encoder's batches by size, % of batches, real run 1 / replication 0"
+  echo "(vlrealpipe compare --batches; validation/batches.csv):"
+  echo
+  echo "| load | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8+ |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  awk -F, 'NR > 1 { if (!($1 in row)) order[++n] = $1
+                    row[$1] = row[$1] sprintf(" %.1f / %.1f |", $3, $4) }
+           END { for (i = 1; i <= n; i++) printf "| %s |%s\n", order[i], row[order[i]] }' "$WORK/batches.csv"
+  echo
   echo "## Per stage (sojourn: enqueue to end)"
   echo
   echo "| load | stage | metric | real ms | sim ms | rel err |"
@@ -368,6 +404,8 @@ mv "$WORK/results.csv" "$OUT/results.csv"
 mv "$WORK/spread.csv" "$OUT/spread.csv"
 mv "$WORK/overlap.csv" "$OUT/overlap.csv"
 mv "$WORK/overlap-sim.csv" "$OUT/overlap-sim.csv"
+mv "$WORK/stages.csv" "$OUT/stages.csv"
+mv "$WORK/batches.csv" "$OUT/batches.csv"
 cp "$WORK/rejected.csv" "$OUT/rejected.csv"
 mv "$WORK/cdf.png" "$OUT/cdf.png"
 mv "$WORK/REPORT.md" "$OUT/REPORT.md"

@@ -1,0 +1,46 @@
+/* rp_stages.h — where a kept frame's time goes, stage by stage, and how the
+ * encoder's batches came out (issue 7): a diagnostic of span files, the real
+ * pipeline's or the simulator's own (vlsim run --trace writes the same
+ * format), never an input of the prediction.
+ *
+ * A kept frame is one whose prefill is done, released at from_ms or later.
+ * Its time splits into consecutive segments that add up to its end-to-end
+ * latency:
+ *   decode_wait  release to decode start (the timer, the wake-up, the queue)
+ *   decode       decode start to end
+ *   sample       decode end to sample end (the handoff to the sampler, its work)
+ *   encode_wait  sample end to encode start (the batch wait, the executor busy)
+ *   encode       encode start to end (its batch's time)
+ *   reduce       encode end to reduce end (queue and op)
+ *   prefill      reduce end to prefill end (queue and op)
+ *   frame        release to prefill end
+ * and the means are over the kept frames. A batch is the frames of one run
+ * sharing an encode start; batches begun at from_ms or later are counted by
+ * size (1 .. RP_BATCH_MAX - 1, then RP_BATCH_MAX or more).
+ *
+ * Two runs replaying the same stream phases (the real run 1 and the
+ * simulator's replication 0) can be compared segment by segment; two with
+ * different phases cannot, since the phases set which frames batch together.
+ * Nothing here prints. */
+#ifndef VL_RP_STAGES_H
+#define VL_RP_STAGES_H
+
+#include "calib/realpipe/rp_span.h"
+
+enum { RP_SEG_DECODE_WAIT, RP_SEG_DECODE, RP_SEG_SAMPLE, RP_SEG_ENCODE_WAIT, RP_SEG_ENCODE,
+       RP_SEG_REDUCE, RP_SEG_PREFILL, RP_SEG_FRAME, RP_NSEGS };
+#define RP_BATCH_MAX 8
+
+typedef struct {
+    long frames;                       /* kept frames */
+    double mean[RP_NSEGS];             /* ms; 0 when frames is 0 */
+    long batches;
+    double share[RP_BATCH_MAX];        /* fraction of batches of size k + 1 (the last: or more) */
+} rp_stages;
+
+/* The segments and batches of run `run` of s (-1: every run). 0, or -1 out
+ * of memory. */
+int rp_stages_of(const rp_set *s, int run, double from_ms, rp_stages *o);
+const char *rp_seg_name(int seg);      /* "decode_wait", ..., "frame" */
+
+#endif

@@ -233,6 +233,7 @@ Test(realpipe, capacity_from_calibration)
     close_to("decode pool", c.rate[RP_RES_DECODE], 2000.0 / 3.625);
     close_to("executor", c.rate[RP_RES_EXECUTOR], 1000.0 * (1 - 0.00128) / 0.8);
     close_to("cores", c.rate[RP_RES_CORES], 1000.0 * (2 - 0.00128) / 4.425);
+    close_to("the cores' work per frame: 3.625 + (1 + 0.1 + 0.5) / 2", c.cpu_ms, 4.425);
     cr_expect_eq(c.bottleneck, RP_RES_CORES);
     /* with 8 cores the three threads with work use 3 of them, and the decode
      * pool binds */
@@ -248,6 +249,7 @@ Test(realpipe, capacity_from_calibration)
     cr_assert_eq(rp_capacity_of(&p, D "tiny-fixture.yaml", "calib/data/fixture-video.yaml", &c,
                                 err, sizeof err), 0, "%s", err);
     close_to("cores, with handoffs", c.rate[RP_RES_CORES], 1000.0 * (2 - 0.00128) / (4.425 + 0.125));
+    close_to("work per frame, with handoffs", c.cpu_ms, 4.55);
     p.handoff_ms = 0;
     cr_expect_neq(rp_capacity_of(&p, D "missing.yaml", "calib/data/fixture-video.yaml", &c,
                                  err, sizeof err), 0);

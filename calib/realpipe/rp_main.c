@@ -317,16 +317,19 @@ static int cmd_run(opts *o, char *err, size_t n)
     snprintf(comment, sizeof comment,
              "vlrealpipe spans: streams %d, fps %.9g, duration %g s, warmup %g s, seed %llu,\n"
              "decode workers %d, keep every %d, max batch %d, batch timeout %g ms; "
-             "%d frames, %d queries, %.2f s wall",
+             "%d frames, %d queries, %.2f s wall; cpu %.3f s (%.4f ms per frame), "
+             "context switches %ld voluntary, %ld involuntary",
              o->p.streams, o->p.fps, o->p.duration_s, o->p.warmup_s,
              (unsigned long long)o->p.seed, o->p.decode_workers, o->p.keep_every, o->p.max_batch,
-             o->p.batch_timeout_ms, s.frames, s.queries, s.wall_s);
+             o->p.batch_timeout_ms, s.frames, s.queries, s.wall_s, s.cpu_s,
+             s.frames ? 1e3 * s.cpu_s / s.frames : 0.0, s.vcsw, s.ivcsw);
     int rc = rp_record_write(&rec, s.frames, s.queries, comment, o->out, err, n);
     rp_record_free(&rec);
     if (!rc)
         fprintf(stderr, "vlrealpipe run: %d frames (%d completed, %d sampled out, %d dropped), "
-                "%d queries (%d answered) in %.2f s -> %s\n", s.frames, s.completed,
-                s.sampled_out, s.dropped, s.queries, s.answered, s.wall_s, o->out);
+                "%d queries (%d answered) in %.2f s, cpu %.2f s (%.4f ms per frame) -> %s\n",
+                s.frames, s.completed, s.sampled_out, s.dropped, s.queries, s.answered, s.wall_s,
+                s.cpu_s, s.frames ? 1e3 * s.cpu_s / s.frames : 0.0, o->out);
     return rc;
 }
 
@@ -347,6 +350,8 @@ static int cmd_capacity(opts *o, char *err, size_t n)
     printf("# means at batch 1 (ms): decode %.6f, encode %.6f, reduce %.6f, prefill(%d tok) %.6f,"
            " llm_decode %.6f; queries take %.4f of the executor\n", c.decode_ms, c.encode_ms,
            c.reduce_ms, o->p.keep_tokens, c.prefill_ms, c.llm_decode_ms, c.query_share);
+    printf("# the cores' work per frame %.6f ms (decode, the executor's batch-1 share, the handoffs;"
+           " queries apart)\n", c.cpu_ms);
     for (int r = 0; r < RP_NRES; r++)
         printf("# %-15s saturates at %10.2f frames/s (%.3f fps per stream)\n",
                rp_resource_name(r), c.rate[r], c.rate[r] / o->p.streams);

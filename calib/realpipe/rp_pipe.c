@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <gsl/gsl_randist.h>
@@ -130,6 +131,8 @@ static void fail(ctx_t *c, const char *msg)
     c->failed = 1;
     atomic_store(&c->stop, true);
 }
+
+static double tv_s(struct timeval t) { return (double)t.tv_sec + 1e-6 * (double)t.tv_usec; }
 
 static int64_t now_rel(const ctx_t *c) { return mono_ns() - c->t0; }
 
@@ -605,6 +608,8 @@ int rp_pipe_run(const rp_params *p, rp_record *rec, rp_summary *sum, char *err, 
     }
     atomic_init(&c.queries_left, c.nq_used);
     int nthreads = 5 + p->decode_workers;
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);          /* this thread only sleeps while they run */
     pthread_t th[64];
     int started = 0;
     void *(*fn[64])(void *);
@@ -638,6 +643,10 @@ int rp_pipe_run(const rp_params *p, rp_record *rec, rp_summary *sum, char *err, 
     }
     for (int k = 0; k < started; k++)
         pthread_join(th[k], NULL);
+    getrusage(RUSAGE_SELF, &ru1);
+    sum->cpu_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime) + tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+    sum->vcsw = ru1.ru_nvcsw - ru0.ru_nvcsw;
+    sum->ivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
     for (int k = 0; k < 4; k++) {
         pthread_mutex_destroy(mus[k]);
         pthread_cond_destroy(cvs[k]);

@@ -24,6 +24,8 @@ typedef struct {
     int frames, queries;       /* released */
     int dropped, sampled_out, completed, answered;
     double wall_s;
+    double cpu_s;              /* the threads' CPU time (user + system, getrusage) */
+    long vcsw, ivcsw;          /* their voluntary and involuntary context switches */
 } rp_summary;
 
 /* Run p once: rec is initialised here (free with rp_record_free). 0, or -1

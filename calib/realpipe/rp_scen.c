@@ -90,7 +90,8 @@ int rp_capacity_of(const rp_params *p, const char *tiny_calib, const char *decod
     /* and each frame's handoffs, each handoff_ms of CPU: to a decode worker, to the
      * sampler, and (kept frames) to the executor */
     double handoffs = p->handoff_ms * (2.0 + 1.0 / p->keep_every);
-    c->rate[RP_RES_CORES] = 1000.0 * (cores - c->query_share) / (c->decode_ms + per_frame + handoffs);
+    c->cpu_ms = c->decode_ms + per_frame + handoffs;
+    c->rate[RP_RES_CORES] = 1000.0 * (cores - c->query_share) / c->cpu_ms;
     c->bottleneck = 0;
     for (int r = 1; r < RP_NRES; r++)
         if (c->rate[r] < c->rate[c->bottleneck])

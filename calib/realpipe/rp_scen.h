@@ -30,6 +30,8 @@ typedef struct {
     double decode_i_ms, decode_p_ms;   /* I- and P-frame means (0 when the type is absent) */
     double decode_ms, encode_ms, reduce_ms, prefill_ms, llm_decode_ms;  /* batch 1 means */
     double query_share;        /* q: executor time per second taken by queries */
+    double cpu_ms;             /* the cores' work per frame: decode, the executor's batch-1
+                                  share, the handoffs (queries apart) */
     double rate[RP_NRES];      /* frames/s at which the resource saturates */
     int bottleneck;            /* argmin */
     double capacity;           /* rate[bottleneck], frames/s over all streams */

@@ -142,7 +142,9 @@ for L in $LOADS; do
       ratio=$(awk -v a="$cap_after" -v c="$L_CAP" 'BEGIN {printf "%.4f", a / c}')
       ok=$(awk -v q="$ratio" -v t="$PROBE_TOL" 'BEGIN {d = q - 1; if (d < 0) d = -d; print (d <= t) ? 1 : 0}')
       if [ "$ok" = 1 ] || [ "$a" = "$TRIES" ]; then
-        echo "$L,$r,$cap_after,$ratio,$a" >> "$WORK/probe.csv"
+        # the run's CPU per frame (getrusage of its threads), from its summary line
+        cpu=$(sed -n 's/.*cpu [0-9.]* s (\([0-9.]*\) ms per frame).*/\1/p' "$D/run.log" | tail -1)
+        echo "$L,$r,$cap_after,$ratio,$a,${cpu:-0}" >> "$WORK/probe.csv"
         break
       fi
       log "load $L run $r: the capacity after it was $cap_after fps per stream, $ratio x the calibrated $L_CAP: again"
@@ -290,16 +292,26 @@ elapsed=$(( $(date +%s) - t_start ))
   echo "per stream and as a multiple of the load point's calibrated capacity: how fast the"
   echo "machine was then. The load the run ran at is its FPS over that capacity. A run whose"
   echo "capacity after was off by more than $PROBE_TOL (either way) was run again (attempt: the one"
-  echo "kept; at most $TRIES, the last kept whatever it showed)."
+  echo "kept; at most $TRIES, the last kept whatever it showed). CPU per frame: the run's"
+  echo "threads' CPU time (getrusage, user + system) over its frames, against the cores' work per"
+  echo "frame the load point's calibration gives (vlrealpipe capacity: decode, the executor's"
+  echo "batch-1 share, the handoffs; queries apart)."
   echo
-  echo "| load | run | frames | p50 ms | p95 ms | p99 ms | drop % | capacity after (x calibrated) | ran at load | attempt |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| load | run | frames | p50 ms | p95 ms | p99 ms | drop % | capacity after (x calibrated) | ran at load | CPU ms per frame (calibrated) | attempt |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  for L in $LOADS; do
+    cf="$WORK/runs/$L/capacity.txt"
+    [ -f "$cf" ] || cf="$WORK/capacity.txt"          # RECAL=0: the first calibration's
+    echo "$L,$(sed -n "s/^# the cores' work per frame \([0-9.]*\) ms.*/\1/p" "$cf")"
+  done > "$WORK/cpu-cal.csv"
   awk -F, 'FILENAME ~ /fps.csv$/ { fps[$1] = $3; next }
-           FILENAME ~ /probe.csv$/ { k = $1 "," $2; cap[k] = sprintf("%.1f (x %.3f)", $3, $4); at[k] = $3 > 0 ? sprintf("%.3f", fps[$1] / $3) : "-"; att[k] = $5; next }
+           FILENAME ~ /cpu-cal.csv$/ { cal[$1] = $2; next }
+           FILENAME ~ /probe.csv$/ { k = $1 "," $2; cap[k] = sprintf("%.1f (x %.3f)", $3, $4); at[k] = $3 > 0 ? sprintf("%.3f", fps[$1] / $3) : "-"; att[k] = $5
+                                     cpu[k] = sprintf("%.3f (%.3f)", $6, cal[$1]); next }
            FNR > 1 { k = $1 "," ($2 + 1)
-                     printf "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %s | %s | %s |\n", $1, $2 + 1, $3, $4, $5, $6, $7,
-                            (k in cap) ? cap[k] : "-", (k in at) ? at[k] : "-", (k in att) ? att[k] : "-" }' \
-    "$WORK/fps.csv" "$WORK/probe.csv" "$WORK/spread.csv"
+                     printf "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %s | %s | %s | %s |\n", $1, $2 + 1, $3, $4, $5, $6, $7,
+                            (k in cap) ? cap[k] : "-", (k in at) ? at[k] : "-", (k in cpu) ? cpu[k] : "-", (k in att) ? att[k] : "-" }' \
+    "$WORK/fps.csv" "$WORK/cpu-cal.csv" "$WORK/probe.csv" "$WORK/spread.csv"
   echo
   nrej=$(($(wc -l < "$WORK/rejected.csv") - 1))
   if [ "$nrej" = 0 ]; then

@@ -317,19 +317,19 @@ static int cmd_run(opts *o, char *err, size_t n)
     snprintf(comment, sizeof comment,
              "vlrealpipe spans: streams %d, fps %.9g, duration %g s, warmup %g s, seed %llu,\n"
              "decode workers %d, keep every %d, max batch %d, batch timeout %g ms; "
-             "%d frames, %d queries, %.2f s wall; cpu %.3f s (%.4f ms per frame), "
+             "%d frames, %d queries, %.2f s wall; cpu %.3f s (%.4f ms per frame), system %.3f s, "
              "context switches %ld voluntary, %ld involuntary",
              o->p.streams, o->p.fps, o->p.duration_s, o->p.warmup_s,
              (unsigned long long)o->p.seed, o->p.decode_workers, o->p.keep_every, o->p.max_batch,
              o->p.batch_timeout_ms, s.frames, s.queries, s.wall_s, s.cpu_s,
-             s.frames ? 1e3 * s.cpu_s / s.frames : 0.0, s.vcsw, s.ivcsw);
+             s.frames ? 1e3 * s.cpu_s / s.frames : 0.0, s.sys_s, s.vcsw, s.ivcsw);
     int rc = rp_record_write(&rec, s.frames, s.queries, comment, o->out, err, n);
     rp_record_free(&rec);
     if (!rc)
         fprintf(stderr, "vlrealpipe run: %d frames (%d completed, %d sampled out, %d dropped), "
-                "%d queries (%d answered) in %.2f s, cpu %.2f s (%.4f ms per frame) -> %s\n",
+                "%d queries (%d answered) in %.2f s, cpu %.2f s (%.4f ms per frame; system %.2f s) -> %s\n",
                 s.frames, s.completed, s.sampled_out, s.dropped, s.queries, s.answered, s.wall_s,
-                s.cpu_s, s.frames ? 1e3 * s.cpu_s / s.frames : 0.0, o->out);
+                s.cpu_s, s.frames ? 1e3 * s.cpu_s / s.frames : 0.0, s.sys_s, o->out);
     return rc;
 }
 

@@ -645,6 +645,7 @@ int rp_pipe_run(const rp_params *p, rp_record *rec, rp_summary *sum, char *err, 
         pthread_join(th[k], NULL);
     getrusage(RUSAGE_SELF, &ru1);
     sum->cpu_s = tv_s(ru1.ru_utime) - tv_s(ru0.ru_utime) + tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
+    sum->sys_s = tv_s(ru1.ru_stime) - tv_s(ru0.ru_stime);
     sum->vcsw = ru1.ru_nvcsw - ru0.ru_nvcsw;
     sum->ivcsw = ru1.ru_nivcsw - ru0.ru_nivcsw;
     for (int k = 0; k < 4; k++) {

@@ -25,6 +25,7 @@ typedef struct {
     int dropped, sampled_out, completed, answered;
     double wall_s;
     double cpu_s;              /* the threads' CPU time (user + system, getrusage) */
+    double sys_s;              /* the system part of it */
     long vcsw, ivcsw;          /* their voluntary and involuntary context switches */
 } rp_summary;
 

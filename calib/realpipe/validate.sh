@@ -143,7 +143,7 @@ for L in $LOADS; do
       ok=$(awk -v q="$ratio" -v t="$PROBE_TOL" 'BEGIN {d = q - 1; if (d < 0) d = -d; print (d <= t) ? 1 : 0}')
       if [ "$ok" = 1 ] || [ "$a" = "$TRIES" ]; then
         # the run's CPU per frame (getrusage of its threads), from its summary line
-        cpu=$(sed -n 's/.*cpu [0-9.]* s (\([0-9.]*\) ms per frame).*/\1/p' "$D/run.log" | tail -1)
+        cpu=$(sed -n 's/.*cpu [0-9.]* s (\([0-9.]*\) ms per frame.*/\1/p' "$D/run.log" | tail -1)
         echo "$L,$r,$cap_after,$ratio,$a,${cpu:-0}" >> "$WORK/probe.csv"
         break
       fi

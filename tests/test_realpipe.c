@@ -618,7 +618,12 @@ Test(realpipe, overlap_classes)
  *   frames 10..18: one batch of 9 at 40 (none kept), counted as "8 or more".
  * Run 1: means 0.35, 0.9, 0.15, 1.1, 2.0, 0.1, 0.4; 5.0 (the segments add up),
  * batches {2 at 13, 1 at 32}: half and half. Both runs: 3 frames (frame 5.0,
- * decode_wait 0.7 / 3), batches 1, 2, 1, 9+: shares 2/4, 1/4, 0, ..., 1/4. */
+ * decode_wait 0.7 / 3), batches 1, 2, 1, 9+: shares 2/4, 1/4, 0, ..., 1/4.
+ * The wait with a worker free, run 1: frame 0 waits [10, 10.5] with no decode
+ * running, frame 1 [11, 11.2] beside frame 0's decode. With 2 workers both are
+ * free throughout: 0.35, all of decode_wait; with 1, frame 1's is not: 0.25.
+ * Both runs, 1 worker: run 2's decode [10, 11] must not count against run 1's
+ * frame 0 (0.5 + 0 + 0) / 3; counted with it, the mean would be 0. */
 Test(realpipe, stages_by_hand)
 {
     char dir[64], path[128], path2[128], err[512] = "";
@@ -666,15 +671,20 @@ Test(realpipe, stages_by_hand)
     cr_assert_eq(rp_set_read(&s, path, err, sizeof err), 0, "%s", err);
     cr_assert_eq(rp_set_read(&s, path2, err, sizeof err), 0, "%s", err);
     rp_stages o;
-    cr_assert_eq(rp_stages_of(&s, 0, 5, &o), 0);
+    cr_assert_eq(rp_stages_of(&s, 0, 5, 2, &o), 0);
     cr_expect_eq(o.frames, 2);
+    close_to("a worker free, 2 workers", o.decode_wait_free, 0.35);
     const double want[RP_NSEGS] = {0.35, 0.9, 0.15, 1.1, 2.0, 0.1, 0.4, 5.0};
     for (int k = 0; k < RP_NSEGS; k++)
         close_to(rp_seg_name(k), o.mean[k], want[k]);
     cr_expect_eq(o.batches, 2);
     close_to("batches of 1", o.share[0], 0.5);
     close_to("batches of 2", o.share[1], 0.5);
-    cr_assert_eq(rp_stages_of(&s, -1, 5, &o), 0);
+    cr_assert_eq(rp_stages_of(&s, 0, 5, 1, &o), 0);
+    close_to("a worker free, 1 worker", o.decode_wait_free, 0.25);
+    cr_assert_eq(rp_stages_of(&s, -1, 5, 1, &o), 0);
+    close_to("both runs, 1 worker: each run's own decodes", o.decode_wait_free, 0.5 / 3);
+    cr_assert_eq(rp_stages_of(&s, -1, 5, 2, &o), 0);
     cr_expect_eq(o.frames, 3);
     close_to("both runs: decode_wait", o.mean[RP_SEG_DECODE_WAIT], 0.7 / 3);
     close_to("both runs: encode_wait", o.mean[RP_SEG_ENCODE_WAIT], 4.2 / 3);
@@ -685,7 +695,7 @@ Test(realpipe, stages_by_hand)
     close_to("of 3", o.share[2], 0);
     close_to("of 8 or more", o.share[RP_BATCH_MAX - 1], 0.25);
     /* from 0: frame 3 is kept too (0, 1, 0.1, 0.9, 1, 0.1, 0.2: 3.3) */
-    cr_assert_eq(rp_stages_of(&s, 0, 0, &o), 0);
+    cr_assert_eq(rp_stages_of(&s, 0, 0, 2, &o), 0);
     cr_expect_eq(o.frames, 3);
     close_to("with frame 3", o.mean[RP_SEG_FRAME], (5.5 + 4.5 + 3.3) / 3);
     cr_expect_eq(o.batches, 3);

@@ -551,7 +551,8 @@ static int write_stages(const opts *o, const rp_set *s, const rp_set *t, double 
                         size_t n)
 {
     rp_stages re, si;
-    if (rp_stages_of(s, 0, from_ms, &re) || rp_stages_of(t, 0, from_ms, &si)) {
+    int wk = o->p.decode_workers;
+    if (rp_stages_of(s, 0, from_ms, wk, &re) || rp_stages_of(t, 0, from_ms, wk, &si)) {
         snprintf(err, n, "out of memory");
         return -1;
     }
@@ -568,6 +569,8 @@ static int write_stages(const opts *o, const rp_set *s, const rp_set *t, double 
         for (int k = 0; k < RP_NSEGS; k++)
             fprintf(f.f, "%.2f,%s,%.6f,%.6f,%.6f\n", o->load, rp_seg_name(k), re.mean[k], si.mean[k],
                     si.mean[k] - re.mean[k]);
+        fprintf(f.f, "%.2f,decode_wait_free,%.6f,%.6f,%.6f\n", o->load, re.decode_wait_free,
+                si.decode_wait_free, si.decode_wait_free - re.decode_wait_free);
         if (out_commit(&f, err, n))
             return -1;
     }

@@ -28,8 +28,71 @@ static int cmp_encode_row(const void *a, const void *b)
     return (x->start > y->start) - (x->start < y->start);
 }
 
-/* Add frame f's segments to sum, when it is kept. */
-static void add_frame(const frame_rows *f, double from_ms, double *sum, long *kept)
+/* ---- a worker free: the time fewer than `workers` decodes of one run ran ---- */
+
+typedef struct {
+    double t;
+    int d;                             /* +1 a decode starts, -1 one ends */
+} edge;
+
+static int cmp_edge(const void *a, const void *b)
+{
+    const edge *x = a, *y = b;
+    return x->t < y->t ? -1 : x->t > y->t;
+}
+
+/* F(t): the time from the run's first decode to t with a worker free, from
+ * the edges' times te[], the count of decodes running just after each (cnt[])
+ * and F at each (cum[]); before the first edge every worker is free. */
+typedef struct {
+    double *te, *cum;
+    int *cnt;
+    size_t n;
+    int workers;
+} free_time;
+
+static double free_at(const free_time *f, double t)
+{
+    if (f->n == 0 || t < f->te[0])
+        return f->n ? t - f->te[0] : t;
+    size_t lo = 0, hi = f->n;          /* the last edge at or before t */
+    while (hi - lo > 1) {
+        size_t mid = (lo + hi) / 2;
+        if (f->te[mid] <= t)
+            lo = mid;
+        else
+            hi = mid;
+    }
+    return f->cum[lo] + (f->cnt[lo] < f->workers ? t - f->te[lo] : 0);
+}
+
+/* F for run `run` of s. ed: scratch, 2 s->n edges. */
+static void free_time_of(const rp_set *s, int run, edge *ed, free_time *f)
+{
+    size_t n = 0;
+    for (size_t k = 0; k < s->n; k++) {
+        const rp_row *w = &s->rows[k];
+        if (w->run == run && w->kind == RP_FRAME && w->stage == RP_DECODE && w->outcome == RP_DONE
+            && w->end > w->start) {
+            ed[n++] = (edge){w->start, +1};
+            ed[n++] = (edge){w->end, -1};
+        }
+    }
+    qsort(ed, n, sizeof *ed, cmp_edge);
+    int c = 0;
+    for (size_t k = 0; k < n; k++) {
+        f->te[k] = ed[k].t;
+        f->cum[k] = k ? f->cum[k - 1] + (f->cnt[k - 1] < f->workers ? f->te[k] - f->te[k - 1] : 0) : 0;
+        c += ed[k].d;
+        f->cnt[k] = c;
+    }
+    f->n = n;
+}
+
+/* Add frame f's segments to sum, when it is kept; its decode wait with a
+ * worker free (F: its run's) to *free_sum. */
+static void add_frame(const frame_rows *f, double from_ms, const free_time *F, double *sum,
+                      double *free_sum, long *kept)
 {
     const rp_row *d = f->st[RP_DECODE], *s = f->st[RP_SAMPLE], *e = f->st[RP_ENCODE],
                  *r = f->st[RP_REDUCE], *p = f->st[RP_PREFILL];
@@ -41,18 +104,21 @@ static void add_frame(const frame_rows *f, double from_ms, double *sum, long *ke
     };
     for (int k = 0; k < RP_NSEGS; k++)
         sum[k] += seg[k];
+    *free_sum += free_at(F, d->start) - free_at(F, d->arrive);
     (*kept)++;
 }
 
-int rp_stages_of(const rp_set *s, int run, double from_ms, rp_stages *o)
+int rp_stages_of(const rp_set *s, int run, double from_ms, int workers, rp_stages *o)
 {
     memset(o, 0, sizeof *o);
+    size_t ne2 = 2 * s->n + 1;
     const rp_row **fr = malloc((s->n + 1) * sizeof *fr), **en = malloc((s->n + 1) * sizeof *en);
-    if (!fr || !en) {
-        free(fr);
-        free(en);
-        return -1;
-    }
+    edge *ed = malloc(ne2 * sizeof *ed);
+    free_time F = {malloc(ne2 * sizeof(double)), malloc(ne2 * sizeof(double)),
+                   malloc(ne2 * sizeof(int)), 0, workers};
+    int rc = -1;
+    if (!fr || !en || !ed || !F.te || !F.cum || !F.cnt)
+        goto out;
     size_t nf = 0, ne = 0;
     for (size_t k = 0; k < s->n; k++) {
         const rp_row *w = &s->rows[k];
@@ -63,19 +129,26 @@ int rp_stages_of(const rp_set *s, int run, double from_ms, rp_stages *o)
             en[ne++] = w;
     }
     qsort(fr, nf, sizeof *fr, cmp_frame_row);
-    double sum[RP_NSEGS] = {0};
+    double sum[RP_NSEGS] = {0}, free_sum = 0;
+    int F_run = -1;
     for (size_t k = 0; k < nf;) {
         frame_rows f;
         memset(&f, 0, sizeof f);
         size_t j = k;
         for (; j < nf && fr[j]->run == fr[k]->run && fr[j]->id == fr[k]->id; j++)
             f.st[fr[j]->stage] = fr[j];
-        add_frame(&f, from_ms, sum, &o->frames);
+        if (fr[k]->run != F_run) {      /* the rows are in run order: one F per run */
+            F_run = fr[k]->run;
+            free_time_of(s, F_run, ed, &F);
+        }
+        add_frame(&f, from_ms, &F, sum, &free_sum, &o->frames);
         k = j;
     }
-    if (o->frames)
+    if (o->frames) {
         for (int k = 0; k < RP_NSEGS; k++)
             o->mean[k] = sum[k] / (double)o->frames;
+        o->decode_wait_free = free_sum / (double)o->frames;
+    }
     qsort(en, ne, sizeof *en, cmp_encode_row);
     long count[RP_BATCH_MAX] = {0};
     for (size_t k = 0; k < ne;) {
@@ -89,9 +162,15 @@ int rp_stages_of(const rp_set *s, int run, double from_ms, rp_stages *o)
     }
     for (int k = 0; k < RP_BATCH_MAX && o->batches; k++)
         o->share[k] = (double)count[k] / (double)o->batches;
+    rc = 0;
+out:
     free(fr);
     free(en);
-    return 0;
+    free(ed);
+    free(F.te);
+    free(F.cum);
+    free(F.cnt);
+    return rc;
 }
 
 const char *rp_seg_name(int seg)

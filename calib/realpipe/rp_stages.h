@@ -14,7 +14,10 @@
  *   reduce       encode end to reduce end (queue and op)
  *   prefill      reduce end to prefill end (queue and op)
  *   frame        release to prefill end
- * and the means are over the kept frames. A batch is the frames of one run
+ * and the means are over the kept frames. decode_wait_free is the part of
+ * decode_wait during which fewer than `workers` decodes of the same run were
+ * running: a worker was free and the frame still waited (the wake-up, the
+ * scheduler), as against waiting for a busy worker (the queue). A batch is the frames of one run
  * sharing an encode start; batches begun at from_ms or later are counted by
  * size (1 .. RP_BATCH_MAX - 1, then RP_BATCH_MAX or more).
  *
@@ -34,13 +37,14 @@ enum { RP_SEG_DECODE_WAIT, RP_SEG_DECODE, RP_SEG_SAMPLE, RP_SEG_ENCODE_WAIT, RP_
 typedef struct {
     long frames;                       /* kept frames */
     double mean[RP_NSEGS];             /* ms; 0 when frames is 0 */
+    double decode_wait_free;           /* ms, mean: of decode_wait, with a worker free */
     long batches;
     double share[RP_BATCH_MAX];        /* fraction of batches of size k + 1 (the last: or more) */
 } rp_stages;
 
-/* The segments and batches of run `run` of s (-1: every run). 0, or -1 out
- * of memory. */
-int rp_stages_of(const rp_set *s, int run, double from_ms, rp_stages *o);
+/* The segments and batches of run `run` of s (-1: every run), with `workers`
+ * decode workers. 0, or -1 out of memory. */
+int rp_stages_of(const rp_set *s, int run, double from_ms, int workers, rp_stages *o);
 const char *rp_seg_name(int seg);      /* "decode_wait", ..., "frame" */
 
 #endif

@@ -375,10 +375,13 @@ elapsed=$(( $(date +%s) - t_start ))
   echo "segment by segment (vlrealpipe compare --stages; validation/stages.csv). The segments"
   echo "add up to the frame's latency: release to decode start (decode_wait), the decode, to"
   echo "the sampler's end (sample), to the encode's start (encode_wait: the batch wait and the"
-  echo "executor busy), the encode batch, reduce and prefill (each with its queue)."
+  echo "executor busy), the encode batch, reduce and prefill (each with its queue). The last"
+  echo "column is the part of decode_wait during which a decode worker was free (fewer decodes"
+  echo "running than workers): the frame waited for a thread to wake and get a core, not for"
+  echo "a busy worker."
   echo
-  echo "| load | decode_wait | decode | sample | encode_wait | encode | reduce | prefill | frame (mean) |"
-  echo "|---|---|---|---|---|---|---|---|---|"
+  echo "| load | decode_wait | decode | sample | encode_wait | encode | reduce | prefill | frame (mean) | decode_wait, a worker free |"
+  echo "|---|---|---|---|---|---|---|---|---|---|"
   awk -F, 'NR > 1 { if (!($1 in row)) order[++n] = $1
                     row[$1] = row[$1] sprintf(" %.3f / %.3f |", $3, $4) }
            END { for (i = 1; i <= n; i++) printf "| %s |%s\n", order[i], row[order[i]] }' "$WORK/stages.csv"

@@ -543,6 +543,15 @@ Test(realpipe, corecal_threads_and_bounds, .timeout = 120)
     cr_expect(strstr(err, "threads 1..16") != NULL, "%s", err);
 }
 
+/* dir/name, opened for writing (its path into path). */
+static FILE *fixture_file(const char *dir, const char *name, char *path, size_t n)
+{
+    snprintf(path, n, "%s/%s", dir, name);
+    FILE *f = fopen(path, "w");
+    cr_assert_not_null(f, "%s", path);
+    return f;
+}
+
 /* The ops by the others beside them, on a hand-made run (ms):
  *   A decode [0, 1]            alone                      -> decode_P, 0
  *   B decode [2, 5], C [4, 5]  B: count 1 for 2 ms, 2 for 1: average 4/3, others 1/3 -> 0
@@ -557,9 +566,7 @@ Test(realpipe, overlap_classes)
 {
     char dir[64], path[128], err[512] = "";
     kit_tmpdir(dir, sizeof dir, "overlap");
-    snprintf(path, sizeof path, "%s/spans.csv", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
+    FILE *f = fixture_file(dir, "spans.csv", path, sizeof path);
     fputs("kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
           "frame,0,0,1,decode,done,0,0,0,1\n"
           "frame,1,0,2,decode,done,2,2,2,5\n"
@@ -570,9 +577,7 @@ Test(realpipe, overlap_classes)
           "frame,6,0,30,decode,done,20,20,20,21\n", f);
     fclose(f);
     char path2[128];
-    snprintf(path2, sizeof path2, "%s/spans2.csv", dir);
-    f = fopen(path2, "w");
-    cr_assert_not_null(f);
+    f = fixture_file(dir, "spans2.csv", path2, sizeof path2);
     fputs("kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
           "frame,0,0,1,decode,done,0,0,0,2\n", f);
     fclose(f);
@@ -628,10 +633,7 @@ Test(realpipe, stages_by_hand)
 {
     char dir[64], path[128], path2[128], err[512] = "";
     kit_tmpdir(dir, sizeof dir, "stages");
-    snprintf(path, sizeof path, "%s/spans.csv", dir);
-    snprintf(path2, sizeof path2, "%s/spans2.csv", dir);
-    FILE *f = fopen(path, "w");
-    cr_assert_not_null(f);
+    FILE *f = fixture_file(dir, "spans.csv", path, sizeof path);
     fputs("kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
           "frame,0,0,2,decode,done,10,10,10.5,11.5\n"
           "frame,0,0,2,sample,done,10,11.5,11.6,11.7\n"
@@ -656,8 +658,7 @@ Test(realpipe, stages_by_hand)
           "frame,4,0,4,reduce,done,30,33,33,33.05\n"
           "frame,4,0,4,llm_prefill,drop_timeout,30,33.05,33.2,33.2\n", f);
     fclose(f);
-    f = fopen(path2, "w");
-    cr_assert_not_null(f);
+    f = fixture_file(dir, "spans2.csv", path2, sizeof path2);
     fputs("kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
           "frame,0,0,2,decode,done,10,10,10,11\n"
           "frame,0,0,2,sample,done,10,11,11,11\n"

@@ -313,6 +313,7 @@ static int cmd_run(opts *o, char *err, size_t n)
     rp_summary s;
     if (rp_pipe_run(&o->p, &rec, &s, err, n))
         return -1;
+    double per_frame_ms = s.frames ? 1e3 * s.cpu_s / s.frames : 0.0;
     char comment[512];
     snprintf(comment, sizeof comment,
              "vlrealpipe spans: streams %d, fps %.9g, duration %g s, warmup %g s, seed %llu,\n"
@@ -321,15 +322,15 @@ static int cmd_run(opts *o, char *err, size_t n)
              "context switches %ld voluntary, %ld involuntary",
              o->p.streams, o->p.fps, o->p.duration_s, o->p.warmup_s,
              (unsigned long long)o->p.seed, o->p.decode_workers, o->p.keep_every, o->p.max_batch,
-             o->p.batch_timeout_ms, s.frames, s.queries, s.wall_s, s.cpu_s,
-             s.frames ? 1e3 * s.cpu_s / s.frames : 0.0, s.sys_s, s.vcsw, s.ivcsw);
+             o->p.batch_timeout_ms, s.frames, s.queries, s.wall_s, s.cpu_s, per_frame_ms, s.sys_s,
+             s.vcsw, s.ivcsw);
     int rc = rp_record_write(&rec, s.frames, s.queries, comment, o->out, err, n);
     rp_record_free(&rec);
     if (!rc)
         fprintf(stderr, "vlrealpipe run: %d frames (%d completed, %d sampled out, %d dropped), "
                 "%d queries (%d answered) in %.2f s, cpu %.2f s (%.4f ms per frame; system %.2f s) -> %s\n",
                 s.frames, s.completed, s.sampled_out, s.dropped, s.queries, s.answered, s.wall_s,
-                s.cpu_s, s.frames ? 1e3 * s.cpu_s / s.frames : 0.0, s.sys_s, o->out);
+                s.cpu_s, per_frame_ms, s.sys_s, o->out);
     return rc;
 }
 

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/realpipe/rp_edges.h"
 #include "calib/realpipe/rp_vec.h"
 
 typedef struct {
@@ -14,30 +15,12 @@ typedef struct {
     int op;                            /* RP_OVL_*, or -1: counted as another op only */
 } interval;
 
-typedef struct {
-    double t;
-    int d;                             /* +1 an op starts, -1 one ends */
-} edge;
-
-static int cmp_edge(const void *a, const void *b)
-{
-    const edge *x = a, *y = b;
-    return x->t < y->t ? -1 : x->t > y->t;
-}
-
 /* The integral of the running-op count from the first edge to t, from the
  * edges' times te[], the count just after each (cnt[]) and the integral at
  * each (cum[]). */
 static double integral_at(const double *te, const int *cnt, const double *cum, size_t n, double t)
 {
-    size_t lo = 0, hi = n;             /* the last edge at or before t */
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (te[mid] <= t)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    size_t lo = rp_edge_last(te, n, t);
     return cum[lo] + (double)cnt[lo] * (t - te[lo]);
 }
 
@@ -93,7 +76,7 @@ int rp_overlap_of(const rp_set *s, int gop, double from_ms, rp_overlap *o)
     rp_vec v[RP_OVL_OPS][RP_OVL_OTHERS];
     memset(v, 0, sizeof v);
     interval *iv = malloc((s->n + 1) * sizeof *iv);
-    edge *ed = malloc(2 * (s->n + 1) * sizeof *ed);
+    rp_edge *ed = malloc(2 * (s->n + 1) * sizeof *ed);
     double *te = malloc(2 * (s->n + 1) * sizeof *te), *cum = malloc(2 * (s->n + 1) * sizeof *cum);
     int *cnt = malloc(2 * (s->n + 1) * sizeof *cnt);
     xrow *xr = malloc((s->n + 1) * sizeof *xr);
@@ -105,17 +88,12 @@ int rp_overlap_of(const rp_set *s, int gop, double from_ms, rp_overlap *o)
         if (n == 0)
             continue;
         for (size_t k = 0; k < n; k++) {
-            ed[2 * k] = (edge){iv[k].start, +1};
-            ed[2 * k + 1] = (edge){iv[k].end, -1};
+            ed[2 * k] = (rp_edge){iv[k].start, +1};
+            ed[2 * k + 1] = (rp_edge){iv[k].end, -1};
         }
-        qsort(ed, 2 * n, sizeof *ed, cmp_edge);
-        int c = 0;
-        for (size_t k = 0; k < 2 * n; k++) {
-            te[k] = ed[k].t;
+        rp_edges_count(ed, 2 * n, te, cnt);
+        for (size_t k = 0; k < 2 * n; k++)
             cum[k] = k ? cum[k - 1] + (double)cnt[k - 1] * (te[k] - te[k - 1]) : 0;
-            c += ed[k].d;
-            cnt[k] = c;
-        }
         for (size_t k = 0; k < n; k++) {
             if (iv[k].op < 0 || iv[k].start < from_ms || !(iv[k].end > iv[k].start))
                 continue;

@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "calib/realpipe/rp_edges.h"
+
 /* The rows of one (run, frame), by stage: NULL where the frame has none. */
 typedef struct {
     const rp_row *st[RP_NFRAME_STAGES];
@@ -30,17 +32,6 @@ static int cmp_encode_row(const void *a, const void *b)
 
 /* ---- a worker free: the time fewer than `workers` decodes of one run ran ---- */
 
-typedef struct {
-    double t;
-    int d;                             /* +1 a decode starts, -1 one ends */
-} edge;
-
-static int cmp_edge(const void *a, const void *b)
-{
-    const edge *x = a, *y = b;
-    return x->t < y->t ? -1 : x->t > y->t;
-}
-
 /* F(t): the time from the run's first decode to t with a worker free, from
  * the edges' times te[], the count of decodes running just after each (cnt[])
  * and F at each (cum[]); before the first edge every worker is free. */
@@ -55,37 +46,25 @@ static double free_at(const free_time *f, double t)
 {
     if (f->n == 0 || t < f->te[0])
         return f->n ? t - f->te[0] : t;
-    size_t lo = 0, hi = f->n;          /* the last edge at or before t */
-    while (hi - lo > 1) {
-        size_t mid = (lo + hi) / 2;
-        if (f->te[mid] <= t)
-            lo = mid;
-        else
-            hi = mid;
-    }
+    size_t lo = rp_edge_last(f->te, f->n, t);
     return f->cum[lo] + (f->cnt[lo] < f->workers ? t - f->te[lo] : 0);
 }
 
 /* F for run `run` of s. ed: scratch, 2 s->n edges. */
-static void free_time_of(const rp_set *s, int run, edge *ed, free_time *f)
+static void free_time_of(const rp_set *s, int run, rp_edge *ed, free_time *f)
 {
     size_t n = 0;
     for (size_t k = 0; k < s->n; k++) {
         const rp_row *w = &s->rows[k];
         if (w->run == run && w->kind == RP_FRAME && w->stage == RP_DECODE && w->outcome == RP_DONE
             && w->end > w->start) {
-            ed[n++] = (edge){w->start, +1};
-            ed[n++] = (edge){w->end, -1};
+            ed[n++] = (rp_edge){w->start, +1};
+            ed[n++] = (rp_edge){w->end, -1};
         }
     }
-    qsort(ed, n, sizeof *ed, cmp_edge);
-    int c = 0;
-    for (size_t k = 0; k < n; k++) {
-        f->te[k] = ed[k].t;
+    rp_edges_count(ed, n, f->te, f->cnt);
+    for (size_t k = 0; k < n; k++)
         f->cum[k] = k ? f->cum[k - 1] + (f->cnt[k - 1] < f->workers ? f->te[k] - f->te[k - 1] : 0) : 0;
-        c += ed[k].d;
-        f->cnt[k] = c;
-    }
     f->n = n;
 }
 
@@ -113,7 +92,7 @@ int rp_stages_of(const rp_set *s, int run, double from_ms, int workers, rp_stage
     memset(o, 0, sizeof *o);
     size_t ne2 = 2 * s->n + 1;
     const rp_row **fr = malloc((s->n + 1) * sizeof *fr), **en = malloc((s->n + 1) * sizeof *en);
-    edge *ed = malloc(ne2 * sizeof *ed);
+    rp_edge *ed = malloc(ne2 * sizeof *ed);
     free_time F = {malloc(ne2 * sizeof(double)), malloc(ne2 * sizeof(double)),
                    malloc(ne2 * sizeof(int)), 0, workers};
     int rc = -1;

@@ -229,6 +229,14 @@ frame_table() {
     "$WORK/spread.csv" "$1"
 }
 
+# One table row per load of a CSV load,item,real,sim,...: "real / sim" cells in
+# the file's order, each number printed with FMT.
+real_sim_rows() {
+  awk -F, -v fmt="$2" 'NR > 1 { if (!($1 in row)) order[++n] = $1
+                                row[$1] = row[$1] sprintf(" " fmt " / " fmt " |", $3, $4) }
+           END { for (i = 1; i <= n; i++) printf "| %s |%s\n", order[i], row[order[i]] }' "$1"
+}
+
 elapsed=$(( $(date +%s) - t_start ))
 {
   echo "# Validation: the simulator against the real pipeline"
@@ -382,18 +390,14 @@ elapsed=$(( $(date +%s) - t_start ))
   echo
   echo "| load | decode_wait | decode | sample | encode_wait | encode | reduce | prefill | frame (mean) | decode_wait, a worker free |"
   echo "|---|---|---|---|---|---|---|---|---|---|"
-  awk -F, 'NR > 1 { if (!($1 in row)) order[++n] = $1
-                    row[$1] = row[$1] sprintf(" %.3f / %.3f |", $3, $4) }
-           END { for (i = 1; i <= n; i++) printf "| %s |%s\n", order[i], row[order[i]] }' "$WORK/stages.csv"
+  real_sim_rows "$WORK/stages.csv" %.3f
   echo
   echo "The encoder's batches by size, % of batches, real run 1 / replication 0"
   echo "(vlrealpipe compare --batches; validation/batches.csv):"
   echo
   echo "| load | 1 | 2 | 3 | 4 | 5 | 6 | 7 | 8+ |"
   echo "|---|---|---|---|---|---|---|---|---|"
-  awk -F, 'NR > 1 { if (!($1 in row)) order[++n] = $1
-                    row[$1] = row[$1] sprintf(" %.1f / %.1f |", $3, $4) }
-           END { for (i = 1; i <= n; i++) printf "| %s |%s\n", order[i], row[order[i]] }' "$WORK/batches.csv"
+  real_sim_rows "$WORK/batches.csv" %.1f
   echo
   echo "## Per stage (sojourn: enqueue to end)"
   echo

@@ -120,5 +120,9 @@ void cfg_free(scenario_cfg *c)
     free(c->profile.trace_n);
     dist_free(&c->profile.session);
     dist_free(&c->autoscale.cold_start);
+    for (int k = 0; k < c->cpu.nwake_busy; k++)
+        dist_free(&c->cpu.wake_busy[k]);
+    for (int k = 0; k < c->cpu.ntimer_busy; k++)
+        dist_free(&c->cpu.timer_busy[k]);
     memset(c, 0, sizeof *c);
 }

@@ -187,8 +187,17 @@ typedef struct {
  * is handed to it (a condition-variable wake-up, measured in isolation by
  * `vlcalib wakeup`). A thread that sleeps until a time (a batch timeout's
  * timed wait, a camera thread releasing frames on schedule) wakes timer_ms
- * late (`vlcalib wakeup`'s timer line; wake_ms when not given). */
+ * late (`vlcalib wakeup`'s timer line; wake_ms when not given).
+ *
+ * A woken thread also waits for a core the others hold: with wake_busy the
+ * handoff's wake-up is drawn from wake_busy[k] instead (the last for more),
+ * k the jobs then on the cores besides it — the stages' work, not the
+ * handoffs', and counting the waker when it carries on with its next item.
+ * With timer_busy a timed wait wakes timer_busy[k] late, k the jobs on the
+ * cores when it was due (`vlrealpipe wakecal` measures both apart from the
+ * pipeline). */
 #define CFG_MAX_SPEEDUP 16
+#define CFG_MAX_WAKE_BUSY 9
 typedef struct {
     int cores;               /* 0: off (every server runs at full speed, no wake-up delay) */
     int nspeedup;            /* 0: speedup(n) = min(n, cores) */
@@ -197,6 +206,10 @@ typedef struct {
                                         really delivers, measured by vlcalib wakeup --ring;
                                         each of n busy threads runs at speedup(n) / n */
     double wake_ms;          /* >= 0: delay before an idle thread starts a handed-over item */
+    int nwake_busy;          /* 0: wake_ms; else that delay is drawn from wake_busy[min(k, n - 1)] */
+    dist_t wake_busy[CFG_MAX_WAKE_BUSY];
+    int ntimer_busy;         /* 0: timer_ms; else a timed wait is timer_busy[min(k, n - 1)] late */
+    dist_t timer_busy[CFG_MAX_WAKE_BUSY];
     double handoff_ms;       /* >= 0: CPU work one handoff costs the cores (the queue, the signal,
                                 the switch), a job of its own beside the stages' */
     int has_timer;           /* timer_ms given */

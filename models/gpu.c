@@ -352,14 +352,14 @@ static void start_batch(pipe_t *p, int g, int s, double now)
     run_batch(p, g, s, k, ms, now);
 }
 
-/* cpu: how late GPU g's thread wakes from a timed wait (its stages on the cores), else 0. */
-static double timer_delay(const pipe_t *p, int g)
+/* cpu: GPU g's thread is on the cores (one of its stages is). */
+static int thread_on_cores(const pipe_t *p, int g)
 {
     const gpu_t *gp = &p->gpu[g];
     for (int k = 0; k < gp->norder; k++)
         if (pipe_on_cores(p, gp->order[k]))
-            return cpu_timer_ms(&p->cfg->cpu);
-    return 0.0;
+            return 1;
+    return 0;
 }
 
 /* GPU g may be free: start the first ready batch, or sleep until one is. */
@@ -403,16 +403,21 @@ static void kick(pipe_t *p, int g, double now)
     if (best >= 0) {
         start_batch(p, g, best, now);
     } else if (earliest < INFINITY) {
-        earliest += timer_delay(p, g);   /* cpu: a timed wait wakes this late */
+        /* cpu: a timed wait wakes late: timer_ms, known now; with timer_busy it
+         * depends on the cores when it is due, so the wake at `earliest` is a
+         * due one (gpu_wake draws how late then) */
+        int due = thread_on_cores(p, g) && p->cfg->cpu.ntimer_busy > 0;
+        if (thread_on_cores(p, g) && !due)
+            earliest += pipe_timer_ms(p);
         if (earliest < gp->wake_at) {
             gp->wake_at = earliest;
-            if (ev_push(&p->evq, earliest, EV_GPU_WAKE, (uint32_t)g, 0) != 0)
+            if (ev_push(&p->evq, earliest, EV_GPU_WAKE, (uint32_t)g, (uint64_t)due) != 0)
                 pipe_fail(p, "out of memory growing the event list");
         }
     }
 }
 
-void gpu_enter(pipe_t *p, int s, uint32_t i, double now)
+void gpu_enter(pipe_t *p, int from, int s, uint32_t i, double now)
 {
     station_t *stn = &p->stn[s];
     int g = place(p, stn, i);
@@ -433,9 +438,9 @@ void gpu_enter(pipe_t *p, int s, uint32_t i, double now)
     tw_set(&stn->qlen, now, (double)stn->waiting);
     if (p->defer_kicks) {
         p->gpu[g].kick_pending = 1;
-    } else if (!p->gpu[g].busy && pipe_on_cores(p, s) && p->cfg->cpu.wake_ms > 0) {
+    } else if (!p->gpu[g].busy && pipe_wakes(p, s)) {
         /* cpu: the sleeping thread looks after its wake-up delay */
-        if (ev_push(&p->evq, now + p->cfg->cpu.wake_ms, EV_GPU_WAKE, (uint32_t)g, 0) != 0)
+        if (ev_push(&p->evq, now + pipe_wake_ms(p, from), EV_GPU_WAKE, (uint32_t)g, 0) != 0)
             pipe_fail(p, "out of memory growing the event list");
     } else {
         kick(p, g, now);
@@ -482,9 +487,15 @@ double gpu_busy_ms(const pipe_t *p, double now)
     return busy;
 }
 
-void gpu_wake(pipe_t *p, int g, double t)
+void gpu_wake(pipe_t *p, int g, double t, int due)
 {
     gpu_t *gp = &p->gpu[g];
+    if (due && t >= gp->wake_at) {   /* cpu: the timed wait is due; it wakes this late */
+        gp->wake_at = t + pipe_timer_ms(p);
+        if (ev_push(&p->evq, gp->wake_at, EV_GPU_WAKE, (uint32_t)g, 0) != 0)
+            pipe_fail(p, "out of memory growing the event list");
+        return;
+    }
     if (t >= gp->wake_at)
         gp->wake_at = INFINITY;
     kick(p, g, t);

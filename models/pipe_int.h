@@ -124,6 +124,8 @@ typedef struct {
     struct prof_state *prof;     /* workload.profile: the session process (profile.c) */
     struct asc_state *asc;       /* profile or autoscale: the fleet (autoscale.c) */
     cores_t cores;               /* cpu.cores > 0: the cores the stages' threads share */
+    int handoffs_running;        /* cpu: of cores' jobs, the handoffs' (not the stages' work) */
+    gsl_rng *wake_rng;           /* cpu.wake_busy: the wake-ups' draws */
 } pipe_t;
 
 /* Stage s's threads run on the shared cores (cpu: in the scenario). */
@@ -133,6 +135,17 @@ static inline int pipe_on_cores(const pipe_t *p, int s)
 }
 
 /* pipeline.c */
+/* cpu: a thread asleep at stage s is woken for an item handed over from
+ * stage `from` (-1: none): 1 when that takes time (wake_ms or wake_busy). */
+static inline int pipe_wakes(const pipe_t *p, int s)
+{
+    return pipe_on_cores(p, s) && (p->cfg->cpu.wake_ms > 0 || p->cfg->cpu.nwake_busy > 0);
+}
+/* ... and how long (ms): wake_ms, or a draw from wake_busy by the jobs on the cores. */
+double pipe_wake_ms(pipe_t *p, int from);
+/* cpu: how late a timed wait due now wakes (ms): timer_ms (wake_ms without it),
+ * or a draw from timer_busy by the jobs on the cores now. */
+double pipe_timer_ms(pipe_t *p);
 int pipe_fifo_push(fifo_t *q, uint32_t v);
 uint32_t pipe_fifo_pop(fifo_t *q);
 void pipe_drop(pipe_t *p, uint32_t i);
@@ -212,9 +225,9 @@ void asc_frame(pipe_t *p, double e2e, double now);   /* e2e < 0: dropped */
 /* gpu.c */
 int gpu_setup(pipe_t *p);
 void gpu_free(pipe_t *p);
-void gpu_enter(pipe_t *p, int s, uint32_t i, double now);
+void gpu_enter(pipe_t *p, int from, int s, uint32_t i, double now);
 void gpu_done(pipe_t *p, int g, double now);
-void gpu_wake(pipe_t *p, int g, double t);
+void gpu_wake(pipe_t *p, int g, double t, int due);
 void gpu_reset(pipe_t *p, double now);
 void gpu_close(pipe_t *p, double t_end);
 /* Busy ms of all GPUs together since the start, the running batches' time so far included. */

@@ -35,7 +35,7 @@
 #include "sim/rng.h"
 #include "sim/stop.h"
 
-enum { STREAM_ARRIVALS = 1, STREAM_PERIODIC = 2, STREAM_QUERIES = 3 };
+enum { STREAM_ARRIVALS = 1, STREAM_PERIODIC = 2, STREAM_QUERIES = 3, STREAM_WAKE = 4 };
 
 void pipe_fail(pipe_t *p, const char *what)
 {
@@ -386,6 +386,31 @@ static void handoff(pipe_t *p, int from, int s, double now)
         return;
     if (cores_start(&p->cores, &p->evq, now, EV_HANDOFF, 0, 0, p->cfg->cpu.handoff_ms) != 0)
         pipe_fail(p, "out of memory growing the event list");
+    p->handoffs_running++;
+}
+
+/* cpu: the wake-up of a thread asleep, for an item from stage `from`. With
+ * wake_busy it depends on the stages' jobs on the cores besides it (not the
+ * handoffs'), the waker counted when it carries on: a worker stage that
+ * still has items queued starts the next one at this instant. */
+double pipe_wake_ms(pipe_t *p, int from)
+{
+    const cpu_cfg *u = &p->cfg->cpu;
+    if (u->nwake_busy == 0)
+        return u->wake_ms;
+    int k = p->cores.n - p->handoffs_running;
+    if (from >= 0 && p->stn[from].cfg->on != RES_GPU && pipe_on_cores(p, from) && p->stn[from].q.n > 0)
+        k++;
+    return dist_sample(&u->wake_busy[k < u->nwake_busy ? k : u->nwake_busy - 1], p->wake_rng);
+}
+
+double pipe_timer_ms(pipe_t *p)
+{
+    const cpu_cfg *u = &p->cfg->cpu;
+    if (u->ntimer_busy == 0)
+        return cpu_timer_ms(u);
+    int k = p->cores.n - p->handoffs_running;
+    return dist_sample(&u->timer_busy[k < u->ntimer_busy ? k : u->ntimer_busy - 1], p->wake_rng);
 }
 
 static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now)
@@ -396,13 +421,13 @@ static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now)
     stn->st->arrivals++;
     p->items[i].t_enq = now;
     if (c->on == RES_GPU) {
-        gpu_enter(p, s, i, now);
+        gpu_enter(p, from, s, i, now);
         return;
     }
     if (stn->busy < c->servers) {
-        if (pipe_on_cores(p, s) && p->cfg->cpu.wake_ms > 0) {   /* cpu: wake a sleeping thread */
+        if (pipe_wakes(p, s)) {        /* cpu: wake a sleeping thread */
             stn->busy++;
-            if (ev_push(&p->evq, now + p->cfg->cpu.wake_ms, EV_WOKEN, (uint32_t)s, i) != 0)
+            if (ev_push(&p->evq, now + pipe_wake_ms(p, from), EV_WOKEN, (uint32_t)s, i) != 0)
                 pipe_fail(p, "out of memory growing the event list");
             return;
         }
@@ -547,7 +572,7 @@ static void arrive(pipe_t *p, uint32_t j, double now)
         }
     }
     const cpu_cfg *u = &p->cfg->cpu;
-    double late = u->cores > 0 && u->source_timer ? cpu_timer_ms(u) : 0;
+    double late = u->cores > 0 && u->source_timer ? pipe_timer_ms(p) : 0;
     if (late > 0) {
         /* cpu: the camera thread wakes late from its sleep until this frame's time */
         if (ev_push(&p->evq, now + late, EV_SOURCED, 0, i) != 0)
@@ -781,6 +806,8 @@ static void pipe_free(pipe_t *p)
         gsl_rng_free(p->arr_rng);
     if (p->query_rng)
         gsl_rng_free(p->query_rng);
+    if (p->wake_rng)
+        gsl_rng_free(p->wake_rng);
     ev_free(&p->evq);
 }
 
@@ -840,6 +867,9 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
                     rng_stream_seed(cfg->seed, rep, 0xca9a27u), &p->out->canary) != 0)
         return -1;
     if (cfg->cpu.cores > 0 && cores_init(&p->cores, cfg->cpu.cores, cfg->cpu.speedup, cfg->cpu.nspeedup, EV_CORES) != 0)
+        return -1;
+    if (cfg->cpu.cores > 0 && (cfg->cpu.nwake_busy > 0 || cfg->cpu.ntimer_busy > 0)
+        && !(p->wake_rng = rng_stream(cfg->seed, rep, STREAM_WAKE)))
         return -1;
     if (gpu_setup(p) != 0 || ctl_setup(p) != 0)
         return -1;
@@ -944,7 +974,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
         case EV_ARRIVE:   arrive(&p, e.a, now); continue;
         case EV_QUERY:    query(&p, now); continue;
         case EV_GPU_DONE: gpu_done(&p, (int)e.a, now); continue;
-        case EV_GPU_WAKE: gpu_wake(&p, (int)e.a, now); continue;
+        case EV_GPU_WAKE: gpu_wake(&p, (int)e.a, now, (int)e.b); continue;
         case EV_CONTROL:
             ctl_tick(&p, now);
             if (!growth_tick(&p, &stab, level, now))
@@ -957,7 +987,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
                               pipe_fail(&p, "out of memory growing the event list");
                           continue;
         case EV_WOKEN:    woken(&p, (int)e.a, (uint32_t)e.b, now); continue;
-        case EV_HANDOFF:  continue;                  /* cpu: a handoff's work is done */
+        case EV_HANDOFF:  p.handoffs_running--; continue;   /* cpu: a handoff's work is done */
         case EV_SOURCED:  enter_stage(&p, -1, p.first_frame, (uint32_t)e.b, now); continue;
         case EV_CANARY:   canary_tick(&p, now); continue;
         default:          break;                     /* EV_END */

@@ -2070,8 +2070,8 @@ static int check_stage_flow(loader *ld, const yaml_node_t *list, const scenario_
 
 /* ---- cpu: cores shared by the stages (issue 7) --------------------------- */
 
-/* cpu: {cores: K, wake_ms: W, handoff_ms: H, timer_ms: T, source: ideal|timer,
- * speedup: [...], stages: [NAME, ...]} (see cpu_cfg). Without `stages` every
+/* cpu: {cores: K, wake_ms: W, wake_busy: [DIST, ...], handoff_ms: H, timer_ms: T,
+ * timer_busy: [DIST, ...], source: ideal|timer, speedup: [...], stages: [NAME, ...]} (see cpu_cfg). Without `stages` every
  * stage's threads share the cores. */
 /* The index of the stage called name, written at node n (path names it in
  * messages); -1 with an "unknown stage" error (and a did-you-mean) if none. */
@@ -2096,10 +2096,38 @@ static int stage_named(loader *ld, const yaml_node_t *n, const char *path,
     return -1;
 }
 
+/* cpu.wake_busy / cpu.timer_busy: [D0, D1, ...], the delay with k jobs on
+ * the cores drawn from D_k (the last for more). *n counts the ones read, so
+ * that cfg_free frees them whatever happens. */
+static int read_busy_list(loader *ld, const yaml_node_t *map, const char *key, dist_t *d, int *n)
+{
+    char path[SCN_PATH_LEN], ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    const yaml_node_t *list = get(ld, map, key);
+    if (!list)
+        return 0;
+    path_key(path, "cpu", key);
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of distributions such as [{dist: constant, "
+                    "ms: 0.03}, {dist: exponential, mean_ms: 0.15}], got %s",
+                    describe(list, show, sizeof show));
+    size_t len = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (len == 0 || len > CFG_MAX_WAKE_BUSY)
+        return fail(ld, list, path, "must list 1 to %d distributions (0, 1, ... jobs on the cores), "
+                    "got %zu", CFG_MAX_WAKE_BUSY, len);
+    for (size_t i = 0; i < len; i++) {
+        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        path_index(ipath, path, i);
+        *n = (int)i + 1;
+        if (read_dist(ld, e, ipath, 0, false, &d[i]))
+            return -1;
+    }
+    return 0;
+}
+
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
-    static const char *const keys[] = {"cores", "wake_ms", "handoff_ms", "timer_ms", "source",
-                                       "stages", "speedup", NULL};
+    static const char *const keys[] = {"cores", "wake_ms", "wake_busy", "handoff_ms", "timer_ms",
+                                       "timer_busy", "source", "stages", "speedup", NULL};
     static const char *const sources[] = {"ideal", "timer", NULL};
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
@@ -2141,6 +2169,9 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
         }
         u->nspeedup = (int)n;
     }
+    if (read_busy_list(ld, map, "wake_busy", u->wake_busy, &u->nwake_busy)
+        || read_busy_list(ld, map, "timer_busy", u->timer_busy, &u->ntimer_busy))
+        return -1;
     u->stage_mask = c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1);
     const yaml_node_t *list = get(ld, map, "stages");
     if (!list)

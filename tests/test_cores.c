@@ -291,3 +291,134 @@ Test(cores, scenario_keys)
     cr_assert_not_null(load_err(BASE "cpu: {cores: 2, source: timr}\n", &c, err, sizeof err));
     cr_expect(strstr(err, "cpu.source") && strstr(err, "did you mean 'timer'"), "%s", err);
 }
+
+/* cpu.wake_busy and cpu.timer_busy in the loader: lists of distributions,
+ * their errors named by index. */
+Test(cores, busy_lists_load)
+{
+    scenario_cfg c;
+    char err[512];
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, wake_busy: [{dist: constant, ms: 0.05}, "
+                            "{dist: exponential, mean_ms: 0.2}], timer_busy: [{dist: constant, "
+                            "ms: 0.08}]}\n", &c, err, sizeof err), "%s", err);
+    cr_expect_eq(c.cpu.nwake_busy, 2);
+    cr_expect_eq(c.cpu.ntimer_busy, 1);
+    near("wake_busy[1] mean", dist_mean(&c.cpu.wake_busy[1]), 0.2, EXACT);
+    near("timer_busy[0]", dist_mean(&c.cpu.timer_busy[0]), 0.08, EXACT);
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, wake_busy: 0.1}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, ":6:") && strstr(err, "cpu.wake_busy") && strstr(err, "expected a list"),
+              "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, timer_busy: []}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.timer_busy") && strstr(err, "1 to 9"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, wake_busy: [{dist: constant, ms: 0.1}, "
+                                "{dist: exponential, mean_ms: -1}]}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.wake_busy[1]"), "%s", err);
+}
+
+/* Frames of two streams at 0 and 2 ms (1 FPS), 2 decode servers on 2 cores,
+ * constant 5 ms, every handoff costing 0.2 ms of the cores, wake_busy
+ * [0.1, 0.5]: frame A at 0 finds no stage job on the cores (its own handoff
+ * is not counted): woken 0.1 late, decode [0.1, 5.1]; frame B at 2 finds A's
+ * decode running: 0.5, decode [2.5, 7.5]. Two jobs on two cores run at full
+ * speed (the handoffs, 0.2 ms at 0 and at 2, end before B starts). Waits
+ * 0.1 and 0.5, sojourns 5.1 and 5.5, ten of each. Counted with the
+ * handoffs, A's wait would be 0.5 too. */
+Test(cores, wake_by_jobs_running)
+{
+    scenario_cfg c;
+    kit_base(&c, "wakebusy", 1, 1, 0, 0.0, 10.0, 1);
+    periodic(&c, 2, 1.0);
+    c.workload.phase = PHASE_GIVEN;
+    c.workload.nphase_sets = 1;
+    c.workload.phase_ms = malloc(2 * sizeof(double));
+    cr_assert_not_null(c.workload.phase_ms);
+    c.workload.phase_ms[0] = 0.0;
+    c.workload.phase_ms[1] = 2.0;
+    on_workers(&c, 0, "decode", 2, 5.0);
+    c.cpu.cores = 2;
+    c.cpu.stage_mask = 1;
+    c.cpu.handoff_ms = 0.2;
+    c.cpu.nwake_busy = 2;
+    cr_assert_null(dist_init_constant(&c.cpu.wake_busy[0], 0.1));
+    cr_assert_null(dist_init_constant(&c.cpu.wake_busy[1], 0.5));
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("decode wait", &rs.stage[0].wait, 20, 10 * (0.1 + 0.5), 0.1, 0.5);
+    hist_is("decode sojourn", &rs.stage[0].sojourn, 20, 10 * (5.1 + 5.5), 5.1, 5.5);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+/* The waker counted when it carries on: frames at 0 and 1 ms (1 FPS), decode
+ * (1 server, 5 ms) then sample (1 server, 1 ms), both on 2 cores, wake_busy
+ * [0.1, 0.5, 0.9]. A: woken 0.1 late, decode [0.1, 5.1]; B waits in the decode
+ * queue. At 5.1 A goes to the sampler: no job is running, but decode goes on
+ * with B at once: class 1, 0.5; sample [5.6, 6.6] beside B's decode [5.1,
+ * 10.1]. At 10.1 B goes to the sampler with nothing left: 0.1, sample [10.2,
+ * 11.2]. Sample waits 0.5 and 0.1; e2e 6.6 and 10.2 (B's from 1). */
+Test(cores, wake_counts_the_waker_carrying_on)
+{
+    scenario_cfg c;
+    kit_base(&c, "carry", 1, 2, 0, 0.0, 10.0, 1);
+    periodic(&c, 2, 1.0);
+    c.workload.phase = PHASE_GIVEN;
+    c.workload.nphase_sets = 1;
+    c.workload.phase_ms = malloc(2 * sizeof(double));
+    cr_assert_not_null(c.workload.phase_ms);
+    c.workload.phase_ms[0] = 0.0;
+    c.workload.phase_ms[1] = 1.0;
+    on_workers(&c, 0, "decode", 1, 5.0);
+    on_workers(&c, 1, "sample", 1, 1.0);
+    c.cpu.cores = 2;
+    c.cpu.stage_mask = 3;
+    c.cpu.nwake_busy = 3;
+    cr_assert_null(dist_init_constant(&c.cpu.wake_busy[0], 0.1));
+    cr_assert_null(dist_init_constant(&c.cpu.wake_busy[1], 0.5));
+    cr_assert_null(dist_init_constant(&c.cpu.wake_busy[2], 0.9));
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("sample wait", &rs.stage[1].wait, 20, 10 * (0.5 + 0.1), 0.1, 0.5);
+    hist_is("e2e", &rs.e2e, 20, 10 * (6.6 + 10.2), 6.6, 10.2);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+/* timer_busy: how late a timed wait wakes, by the jobs on the cores when it
+ * is due. Streams at 0 and 5.5 ms (1 FPS); decode (1 server, 4 ms) then a GPU
+ * stage (batches up to 4, 2 ms timeout, 1 ms a batch), all on 2 cores;
+ * wake_busy [0.5], timer_busy [1.25, 3.0].
+ *   A: woken 0.5 late, decode [0.5, 4.5]; the GPU thread woken at 5.0 finds
+ *      one frame, sleeps to 4.5 + 2 = 6.5. B at 5.5: decode [6.0, 10.0], so
+ *      at 6.5 one job runs: 3.0 late, A's batch [9.5, 10.5]: encode wait 5.0,
+ *      e2e 10.5.
+ *   B: at 10.0 the GPU is busy (no wake-up: its thread is running); at 10.5
+ *      it sleeps to 12.0, due with nothing running: 1.25 late, batch [13.25,
+ *      14.25]: encode wait 3.25, e2e 14.25 - 5.5 = 8.75. */
+Test(cores, timer_by_jobs_running)
+{
+    scenario_cfg c;
+    kit_base(&c, "timerbusy", 1, 2, 1, 0.0, 10.0, 1);
+    periodic(&c, 2, 1.0);
+    c.workload.phase = PHASE_GIVEN;
+    c.workload.nphase_sets = 1;
+    c.workload.phase_ms = malloc(2 * sizeof(double));
+    cr_assert_not_null(c.workload.phase_ms);
+    c.workload.phase_ms[0] = 0.0;
+    c.workload.phase_ms[1] = 5.5;
+    on_workers(&c, 0, "decode", 1, 4.0);
+    on_gpu(&c, 1, "encode", 4, 2.0, 1.0);
+    c.cpu.cores = 2;
+    c.cpu.stage_mask = 3;
+    c.cpu.nwake_busy = 1;
+    cr_assert_null(dist_init_constant(&c.cpu.wake_busy[0], 0.5));
+    c.cpu.ntimer_busy = 2;
+    cr_assert_null(dist_init_constant(&c.cpu.timer_busy[0], 1.25));
+    cr_assert_null(dist_init_constant(&c.cpu.timer_busy[1], 3.0));
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("encode wait", &rs.stage[1].wait, 20, 10 * (5.0 + 3.25), 3.25, 5.0);
+    hist_is("e2e", &rs.e2e, 20, 10 * (10.5 + 8.75), 8.75, 10.5);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}

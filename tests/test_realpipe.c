@@ -22,6 +22,7 @@
 #include "calib/realpipe/rp_mix.h"
 #include "calib/realpipe/rp_overlap.h"
 #include "calib/realpipe/rp_stages.h"
+#include "calib/realpipe/rp_wake.h"
 #include "calib/realpipe/rp_params.h"
 #include "calib/realpipe/rp_scen.h"
 #include "calib/realpipe/rp_span.h"
@@ -609,33 +610,34 @@ Test(realpipe, overlap_classes)
 }
 
 /* Where a kept frame's time goes, on hand-made runs (ms). Run 1:
- *   frame 0: released 10, decode [10.5, 11.5], sample ends 11.7, encode [13, 15]
+ *   frame 0: its time 10, enqueued at 10.2 (the camera thread woke late),
+ *            decode [10.5, 11.5], sample ends 11.7, encode [13, 15]
  *            (with frame 1), reduce ends 15.1, prefill ends 15.5:
- *            0.5, 1.0, 0.2, 1.3, 2.0, 0.1, 0.4; 5.5 in all
- *   frame 1: released 11, decode [11.2, 12], sample ends 12.1, the same batch:
- *            0.2, 0.8, 0.1, 0.9, 2.0, 0.1, 0.4; 4.5
+ *            0.2, 0.3, 1.0, 0.2, 1.3, 2.0, 0.1, 0.4; 5.5 in all
+ *   frame 1: its time 11, decode [11.2, 12], sample ends 12.1, the same batch:
+ *            0, 0.2, 0.8, 0.1, 0.9, 2.0, 0.1, 0.4; 4.5
  *   frame 2: sampled out; frame 3: released at 1, before the cut at 5 (its
  *   batch at 3 too); frame 4: its prefill dropped, but its batch of 1 at 32 counts.
  * Run 2 (its ids start at 0 again; an encode that also starts at 13 is its own
  * batch, not run 1's):
  *   frame 0: released 10, decode [10, 11], sample ends 11, encode [13, 14],
- *            reduce ends 14, prefill ends 15: 0, 1, 0, 2, 1, 0, 1; 5
+ *            reduce ends 14, prefill ends 15: 0, 0, 1, 0, 2, 1, 0, 1; 5
  *   frames 10..18: one batch of 9 at 40 (none kept), counted as "8 or more".
- * Run 1: means 0.35, 0.9, 0.15, 1.1, 2.0, 0.1, 0.4; 5.0 (the segments add up),
- * batches {2 at 13, 1 at 32}: half and half. Both runs: 3 frames (frame 5.0,
- * decode_wait 0.7 / 3), batches 1, 2, 1, 9+: shares 2/4, 1/4, 0, ..., 1/4.
- * The wait with a worker free, run 1: frame 0 waits [10, 10.5] with no decode
- * running, frame 1 [11, 11.2] beside frame 0's decode. With 2 workers both are
- * free throughout: 0.35, all of decode_wait; with 1, frame 1's is not: 0.25.
- * Both runs, 1 worker: run 2's decode [10, 11] must not count against run 1's
- * frame 0 (0.5 + 0 + 0) / 3; counted with it, the mean would be 0. */
+ * Run 1: means 0.1, 0.25, 0.9, 0.15, 1.1, 2.0, 0.1, 0.4; 5.0 (the segments add
+ * up), batches {2 at 13, 1 at 32}: half and half. Both runs: 3 frames (frame
+ * 5.0, release 0.2 / 3, decode_wait 0.5 / 3), batches 1, 2, 1, 9+: shares 2/4,
+ * 1/4, 0, ..., 1/4. The wait with a worker free, run 1: frame 0 waits [10.2,
+ * 10.5] with no decode running, frame 1 [11, 11.2] beside frame 0's decode.
+ * With 2 workers both are free throughout: 0.25, all of decode_wait; with 1,
+ * frame 1's is not: 0.15. Both runs, 1 worker: run 2's decode [10, 11] must not
+ * count against run 1's frame 0: (0.3 + 0 + 0) / 3; counted with it, 0. */
 Test(realpipe, stages_by_hand)
 {
     char dir[64], path[128], path2[128], err[512] = "";
     kit_tmpdir(dir, sizeof dir, "stages");
     FILE *f = fixture_file(dir, "spans.csv", path, sizeof path);
     fputs("kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
-          "frame,0,0,2,decode,done,10,10,10.5,11.5\n"
+          "frame,0,0,2,decode,done,10,10.2,10.5,11.5\n"
           "frame,0,0,2,sample,done,10,11.5,11.6,11.7\n"
           "frame,0,0,2,encode,done,10,11.7,13,15\n"
           "frame,0,0,2,reduce,done,10,15,15,15.1\n"
@@ -674,20 +676,21 @@ Test(realpipe, stages_by_hand)
     rp_stages o;
     cr_assert_eq(rp_stages_of(&s, 0, 5, 2, &o), 0);
     cr_expect_eq(o.frames, 2);
-    close_to("a worker free, 2 workers", o.decode_wait_free, 0.35);
-    const double want[RP_NSEGS] = {0.35, 0.9, 0.15, 1.1, 2.0, 0.1, 0.4, 5.0};
+    close_to("a worker free, 2 workers", o.decode_wait_free, 0.25);
+    const double want[RP_NSEGS] = {0.1, 0.25, 0.9, 0.15, 1.1, 2.0, 0.1, 0.4, 5.0};
     for (int k = 0; k < RP_NSEGS; k++)
         close_to(rp_seg_name(k), o.mean[k], want[k]);
     cr_expect_eq(o.batches, 2);
     close_to("batches of 1", o.share[0], 0.5);
     close_to("batches of 2", o.share[1], 0.5);
     cr_assert_eq(rp_stages_of(&s, 0, 5, 1, &o), 0);
-    close_to("a worker free, 1 worker", o.decode_wait_free, 0.25);
+    close_to("a worker free, 1 worker", o.decode_wait_free, 0.15);
     cr_assert_eq(rp_stages_of(&s, -1, 5, 1, &o), 0);
-    close_to("both runs, 1 worker: each run's own decodes", o.decode_wait_free, 0.5 / 3);
+    close_to("both runs, 1 worker: each run's own decodes", o.decode_wait_free, 0.3 / 3);
     cr_assert_eq(rp_stages_of(&s, -1, 5, 2, &o), 0);
     cr_expect_eq(o.frames, 3);
-    close_to("both runs: decode_wait", o.mean[RP_SEG_DECODE_WAIT], 0.7 / 3);
+    close_to("both runs: release", o.mean[RP_SEG_RELEASE], 0.2 / 3);
+    close_to("both runs: decode_wait", o.mean[RP_SEG_DECODE_WAIT], 0.5 / 3);
     close_to("both runs: encode_wait", o.mean[RP_SEG_ENCODE_WAIT], 4.2 / 3);
     close_to("both runs: frame", o.mean[RP_SEG_FRAME], 5.0);
     cr_expect_eq(o.batches, 4);
@@ -832,4 +835,131 @@ Test(realpipe, wakeup_ring_speedup_is_net_of_the_handoff, .timeout = 60)
     cr_expect_eq(rc, 2);
     cr_expect(strstr(ebuf, "--ring-reps"), "%s", ebuf);
     free(ebuf);
+}
+
+/* wakecal's classes on hand-made jobs (ms), 2 cores (classes 0, 1, 2+):
+ *   J0 due 0,   handed over 0.1,  runs [0.2, 1.2), a worker asleep
+ *   J1 due 0.5, handed over 0.5,  runs [0.7, 2.0), asleep
+ *   J2 due 0.8, handed over 0.9,  runs [2.0, 3.0), no worker asleep
+ *   J3 due 2.5, handed over 2.6,  runs [2.65, 2.7), asleep
+ *   J4 due 0.9, handed over 0.95, runs [1.1, 1.5), asleep
+ * Running at 0.1: none; at 0.5: J0; at 0.95: J0, J1; at 2.6: J2 (J1 ended
+ * at 2.0). Wake samples (start - handoff): class 0 {0.1}, class 1 {0.2,
+ * 0.05}, class 2 {0.15}; J2 gives none. Timer samples (handoff - due),
+ * classed at the due time: J0 at 0 (none running) 0.1; J1 at 0.5 (J0) 0;
+ * J2 at 0.8 (J0, J1) 0.1; J3 at 2.5 (J2) 0.1; J4 at 0.9 (J0, J1) 0.05:
+ * class 0 {0.1}, class 1 {0, 0.1}, class 2 {0.1, 0.05}. Without J4 no job
+ * woke a worker with two running: an error naming the class. */
+Test(realpipe, wakecal_classes_by_hand)
+{
+    const rp_wake_job jobs[] = {
+        {0.0, 0.1, 0.2, 1.2, 0, 0, 1},  {0.5, 0.5, 0.7, 2.0, 0, 0, 1},
+        {0.8, 0.9, 2.0, 3.0, 0, 1, 0},  {2.5, 2.6, 2.65, 2.7, 1, 3, 1},
+        {0.9, 0.95, 1.1, 1.5, 1, 3, 1},
+    };
+    rp_wake_result r;
+    char err[512] = "";
+    memset(&r, 0, sizeof r);
+    r.classes = 3;
+    cr_assert_eq(rp_wake_classify(&r, jobs, 5, err, sizeof err), 0, "%s", err);
+    const size_t wn[3] = {1, 2, 1}, tn[3] = {1, 2, 2};
+    const double wmean[3] = {0.1, 0.125, 0.15}, tmean[3] = {0.1, 0.05, 0.075};
+    for (int k = 0; k < 3; k++) {
+        cr_expect_eq(r.wake.n[k], wn[k], "wake class %d", k);
+        cr_expect_eq(r.timer.n[k], tn[k], "timer class %d", k);
+        close_to("wake mean", r.wake.mean[k], wmean[k]);
+        close_to("timer mean", r.timer.mean[k], tmean[k]);
+    }
+    close_to("wake class 1 sorted: first", r.wake.samples[1][0], 0.05);
+    close_to("wake class 1 sorted: last", r.wake.samples[1][1], 0.2);
+    close_to("timer class 2, load step 3 (J3 is class 1)", r.timer.mean_at[3][2], 0.05);
+    cr_expect_eq(r.timer.n_at[3][1], 1);
+    rp_wake_free(&r);
+    memset(&r, 0, sizeof r);
+    r.classes = 3;
+    cr_expect_eq(rp_wake_classify(&r, jobs, 4, err, sizeof err), -1);
+    cr_expect(strstr(err, "2 other jobs running or more") != NULL, "%s", err);
+    cr_expect_null(r.wake.samples[0], "nothing kept on an error");
+    char sp[256];
+    cr_assert_eq(rp_wake_samples_path("d/w.yaml", 1, 2, sp, sizeof sp), 0);
+    cr_expect_str_eq(sp, "d/w.timer2.samples");
+    cr_assert_eq(rp_wake_samples_path("w", 0, 0, sp, sizeof sp), 0);
+    cr_expect_str_eq(sp, "w.busy0.samples");
+    cr_expect_eq(rp_wake_samples_path("a-long-name.yaml", 0, 0, sp, 8), -1);
+}
+
+/* A short wakecal on the real ops (1 core: classes 0 and 1+): every release
+ * is classed for the timer, the wake samples are those of jobs a worker
+ * slept for, and each class's summary is its samples'. */
+Test(realpipe, wakecal_run, .timeout = 120)
+{
+    rp_params p;
+    rp_params_default(&p);
+    p.cores = 1;
+    p.gop = 4;
+    rp_wake_result r;
+    char err[1024] = "";
+    cr_assert_eq(rp_wake_run(&p, 0.5, &r, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(r.classes, 2);
+    cr_expect_eq(r.workers, 2);
+    cr_expect_gt(r.job_ms, 0);
+    size_t nw = 0, nt = 0;
+    for (int k = 0; k < 2; k++) {
+        const rp_wake_classes *f[2] = {&r.wake, &r.timer};
+        for (int m = 0; m < 2; m++) {
+            double sum = 0;
+            for (size_t i = 0; i < f[m]->n[k]; i++) {
+                sum += f[m]->samples[k][i];
+                if (i)
+                    cr_expect_leq(f[m]->samples[k][i - 1], f[m]->samples[k][i], "sorted");
+            }
+            cr_assert_gt(f[m]->n[k], 0);
+            close_to("mean of the samples", f[m]->mean[k], sum / (double)f[m]->n[k]);
+            cr_expect(f[m]->p50[k] <= f[m]->p90[k] && f[m]->p90[k] <= f[m]->p99[k], "quantiles in order");
+        }
+        nw += r.wake.n[k];
+        nt += r.timer.n[k];
+    }
+    cr_expect_eq((long)nt, r.jobs, "every release has a timer sample");
+    cr_expect_leq((long)nw, r.jobs);
+    rp_wake_free(&r);
+    p.cores = 9;
+    cr_expect_eq(rp_wake_run(&p, 0.5, &r, err, sizeof err), -1);
+    cr_expect(strstr(err, "cores 1..8") != NULL, "%s", err);
+}
+
+/* A wakecal file's samples become the scenario's cpu.wake_busy and
+ * cpu.timer_busy, class by class (empirical: the mean is the samples'). */
+Test(realpipe, scenario_with_wakecal)
+{
+    char dir[64], path[128];
+    kit_tmpdir(dir, sizeof dir, "wakecal");
+    const char *names[4] = {"w.busy0.samples", "w.busy1.samples", "w.timer0.samples",
+                            "w.timer1.samples"};
+    const char *vals[4] = {"0.01\n0.03\n", "0.2\n", "0.05\n0.07\n0.09\n", "0.4\n0.6\n"};
+    const double means[4] = {0.02, 0.2, 0.07, 0.5};
+    for (int i = 0; i < 4; i++) {
+        FILE *f = fixture_file(dir, names[i], path, sizeof path);
+        fputs(vals[i], f);
+        fclose(f);
+    }
+    rp_params p;
+    rp_params_default(&p);
+    p.nwake_busy = 2;
+    snprintf(p.wake_calib, sizeof p.wake_calib, "%s/w.yaml", dir);
+    rp_capacity cap;
+    scenario_cfg c;
+    fixture_scenario(&p, 1, NULL, 0, &cap, &c);
+    cr_assert_eq(c.cpu.nwake_busy, 2);
+    cr_assert_eq(c.cpu.ntimer_busy, 2);
+    for (int k = 0; k < 2; k++) {
+        close_to("wake_busy mean", dist_mean(&c.cpu.wake_busy[k]), means[k]);
+        close_to("timer_busy mean", dist_mean(&c.cpu.timer_busy[k]), means[2 + k]);
+    }
+    cfg_free(&c);
+    for (int i = 0; i < 4; i++) {
+        snprintf(path, sizeof path, "%s/%s", dir, names[i]);
+        unlink(path);
+    }
+    rmdir(dir);
 }

@@ -9,6 +9,7 @@
  *   vlrealpipe mixcal    [PARAMS] [--rounds N] --out TINY.yaml --decode-out DEC.yaml
  *                        [--calib TINY.yaml --decode-calib DEC.yaml] [--force]
  *   vlrealpipe corecal   [PARAMS] [--threads T] [--rounds R] [--seconds S] [--out F.yaml]
+ *   vlrealpipe wakecal   [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--overlap F.csv]
  *                        [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...
@@ -16,6 +17,7 @@
  * PARAMS: --streams N --fps X --duration S --warmup S --seed N
  *         --decode-workers N --keep-every N --max-batch N --batch-timeout-ms X
  *         --queries-per-min X --cores N --wake-ms X | --wakeup FILE [--cores-calib FILE]
+ *         [--wake-calib FILE]
  * Every output is written atomically (sim/out.h), never over a file without
  * --force. Exit status: 0, 2 on bad input or a failure. */
 #include <errno.h>
@@ -36,6 +38,7 @@
 #include "calib/realpipe/rp_span.h"
 #include "calib/realpipe/rp_stages.h"
 #include "calib/realpipe/rp_stats.h"
+#include "calib/realpipe/rp_wake.h"
 #include "sim/out.h"
 
 static void usage(FILE *f)
@@ -50,6 +53,7 @@ static void usage(FILE *f)
         "                           [--calib TINY.yaml --decode-calib DEC.yaml] [--force]\n"
         "       vlrealpipe corecal  [PARAMS] [--threads T] [--rounds R] [--seconds S]\n"
         "                           [--out F.yaml [--force]]\n"
+        "       vlrealpipe wakecal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
         "                           [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...\n"
@@ -69,6 +73,12 @@ static void usage(FILE *f)
         "each decoding a stream of its own and encoding, reducing, prefilling every kept frame;\n"
         "k = 1..T busy in turn, R (5) rounds of S (1) s; speedup: [1, u2/u1, ...], units done\n"
         "per second against one thread's, the simulator's cpu.speedup (--cores-calib F).\n"
+        "wakecal: how long a woken thread waits before it runs, by how many of the pipeline's\n"
+        "ops run beside it (rp_wake.h): --cores + 1 workers sleeping on one queue, the ops\n"
+        "released at Poisson times at 20/40/60/80 %% of the cores for S (4) s each; a job\n"
+        "handed over while a worker slept is a sample of class k (k other ops running; the\n"
+        "last: --cores or more). Samples beside F (F.busyK.samples): the simulator's\n"
+        "cpu.wake_busy (--wake-calib F).\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err;\n"
         "--overlap: the real ops' times by how many other ops ran beside them (rp_overlap.h).\n"
@@ -81,7 +91,8 @@ static void usage(FILE *f)
         "        --batch-timeout-ms X (2) --queries-per-min X (6) --cores N (2)\n"
         "        --wake-ms X (0) | --wakeup FILE (vlcalib wakeup --out: its mean_ms, and\n"
         "        its speedup list from --ring, if any) [--cores-calib FILE (corecal --out:\n"
-        "        its speedup list instead)]\n");
+        "        its speedup list instead)] [--wake-calib FILE (wakecal --out: the wake-up\n"
+        "        by ops running beside it, the scenario's cpu.wake_busy)]\n");
 }
 
 static int num_arg(const char *s, double lo, double hi, double *v)
@@ -171,6 +182,46 @@ static int read_wakeup(const char *path, double *ms, rp_params *p, char *err, si
     return found ? 0 : -1;
 }
 
+/* The classes of a `vlrealpipe wakecal --out` file (its "wake_busy:" line),
+ * and the file's absolute path, whose samples files must all be there. */
+static int read_wake_calib(const char *path, rp_params *p, char *err, size_t n)
+{
+    FILE *f = open_read(path, err, n);
+    if (!f)
+        return -1;
+    char line[512];
+    int classes = 0;
+    while (!classes && fgets(line, sizeof line, f))
+        if (sscanf(line, "wake_busy: {classes: %d", &classes) != 1)
+            classes = 0;
+    fclose(f);
+    if (classes < 1 || classes > RP_WAKE_MAX_CLASSES) {
+        snprintf(err, n, "%s: no \"wake_busy: {classes: N, ...}\" line with N 1..%d (expected "
+                 "vlrealpipe wakecal --out output)", path, RP_WAKE_MAX_CLASSES);
+        return -1;
+    }
+    char *abs = realpath(path, NULL);
+    if (!abs || strlen(abs) >= sizeof p->wake_calib) {
+        snprintf(err, n, "cannot resolve %s", path);
+        free(abs);
+        return -1;
+    }
+    snprintf(p->wake_calib, sizeof p->wake_calib, "%s", abs);
+    free(abs);
+    for (int fam = 0; fam < 2; fam++)
+        for (int k = 0; k < classes; k++) {
+            char sp[1100];
+            if (rp_wake_samples_path(p->wake_calib, fam, k, sp, sizeof sp) || !(f = fopen(sp, "r"))) {
+                snprintf(err, n, "%.900s: its %s samples of class %d are missing (%s)", path,
+                         fam ? "timer" : "wake", k, strerror(errno));
+                return -1;
+            }
+            fclose(f);
+        }
+    p->nwake_busy = classes;
+    return 0;
+}
+
 typedef struct {
     rp_params p;
     const char *out, *calib, *dcalib, *sim, *spread, *cdf, *dout, *overlap;
@@ -193,7 +244,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
     o->sim_reps = 5;
     o->rounds = 0;                 /* mixcal 60, corecal 5 */
     o->threads = 4;
-    o->seconds = 1;
+    o->seconds = 0;                /* corecal 1, wakecal 4 */
     o->load = NAN;
     o->files = calloc((size_t)argc, sizeof *o->files);
     o->phases = calloc((size_t)argc, sizeof *o->phases);
@@ -264,6 +315,9 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
                 return -1;
         } else if (!strcmp(a, "--cores-calib")) {
             o->cores_calib = v;
+        } else if (!strcmp(a, "--wake-calib")) {
+            if (read_wake_calib(v, &o->p, err, n))
+                return -1;
         } else if (!strcmp(a, "--out")) {
             o->out = v;
         } else if (!strcmp(a, "--calib")) {
@@ -435,7 +489,7 @@ static int cmd_corecal(opts *o, char *err, size_t n)
         return -1;
     int rounds = o->rounds > 0 ? o->rounds : 5;
     rp_cores_result r;
-    if (rp_cores_run(&o->p, o->threads, rounds, o->seconds, &r, err, n))
+    if (rp_cores_run(&o->p, o->threads, rounds, o->seconds > 0 ? o->seconds : 1, &r, err, n))
         return -1;
     char text[2048];
     int len = snprintf(text, sizeof text,
@@ -460,6 +514,97 @@ static int cmd_corecal(opts *o, char *err, size_t n)
         return -1;
     fputs(text, f.f);
     return out_commit(&f, err, n);
+}
+
+/* A family's summary line, "NAME: {classes: K, n: [...], mean_ms: [...], ...}",
+ * and a comment line of its means by load. */
+static int family_text(char *t, size_t cap, const char *name, const rp_wake_result *r,
+                       const rp_wake_classes *f)
+{
+    const char *keys[] = {"n", "mean_ms", "p50_ms", "p90_ms", "p99_ms"};
+    size_t len = (size_t)snprintf(t, cap, "%s: {classes: %d", name, r->classes);
+    for (int m = 0; m < 5 && len < cap; m++) {
+        len += (size_t)snprintf(t + len, cap - len, ", %s: [", keys[m]);
+        for (int k = 0; k < r->classes && len < cap; k++) {
+            double v = m == 0 ? (double)f->n[k] : m == 1 ? f->mean[k] : m == 2 ? f->p50[k]
+                     : m == 3 ? f->p90[k] : f->p99[k];
+            len += (size_t)snprintf(t + len, cap - len, m == 0 ? "%s%.0f" : "%s%.4f", k ? ", " : "", v);
+        }
+        if (len < cap)
+            len += (size_t)snprintf(t + len, cap - len, "]");
+    }
+    if (len < cap)
+        len += (size_t)snprintf(t + len, cap - len, "}\n# %s by load, mean ms (n):", name);
+    for (int l = 0; l < RP_WAKE_NLOADS && len < cap; l++) {
+        len += (size_t)snprintf(t + len, cap - len, "%s %.0f %%:", l ? ";" : "", 100 * r->load[l]);
+        for (int k = 0; k < r->classes && len < cap; k++)
+            len += (size_t)snprintf(t + len, cap - len, " %.3f (%ld)", f->mean_at[l][k], f->n_at[l][k]);
+    }
+    if (len < cap)
+        len += (size_t)snprintf(t + len, cap - len, "\n");
+    return (int)(len < cap ? len : cap);
+}
+
+/* The wakecal file: a summary per family and class, each class's samples in
+ * a file of their own (every destination checked before the measurement;
+ * the summary, which names the samples, committed last). */
+static int cmd_wakecal(opts *o, char *err, size_t n)
+{
+    double seconds = o->seconds > 0 ? o->seconds : 4;
+    int classes = o->p.cores + 1, nf = 0;
+    char sp[2 * RP_WAKE_MAX_CLASSES][1100];
+    if (check_out(o->out, o->force, err, n))
+        return -1;
+    for (int fam = 0; o->out && fam < 2; fam++)
+        for (int k = 0; k < classes && k < RP_WAKE_MAX_CLASSES; k++, nf++)
+            if (rp_wake_samples_path(o->out, fam, k, sp[nf], sizeof sp[nf])
+                || check_out(sp[nf], o->force, err, n))
+                return -1;
+    rp_wake_result r;
+    if (rp_wake_run(&o->p, seconds, &r, err, n))
+        return -1;
+    char text[8192];
+    int len = snprintf(text, sizeof text,
+                       "# vlrealpipe wakecal: %d workers sleeping on one queue; %ld jobs (a P-frame decode, or\n"
+                       "# encode + reduce + prefill at batch 1 one time in %d; %.3f ms in mean alone) released\n"
+                       "# at Poisson times at 20/40/60/80 %% of %d cores, %g s each, by a thread sleeping until\n"
+                       "# each one's time. wake_busy: the wait (ms) of a job handed over while a worker slept\n"
+                       "# (its wake-up alone), by the other jobs running at the handoff; timer_busy: how late\n"
+                       "# the release thread woke, by the jobs running when it was due (the last class: %d or\n"
+                       "# more). Samples beside this file (.busyK.samples, .timerK.samples)\n",
+                       r.workers, r.jobs, o->p.keep_every + 1, r.job_ms, o->p.cores, seconds,
+                       r.classes - 1);
+    len += family_text(text + len, sizeof text - (size_t)len, "wake_busy", &r, &r.wake);
+    family_text(text + len, sizeof text - (size_t)len, "timer_busy", &r, &r.timer);
+    fputs(text, stdout);
+    int rc = 0;
+    if (o->out) {
+        out_file f[2 * RP_WAKE_MAX_CLASSES + 1];
+        int opened = 0;
+        for (; opened <= nf && !rc; opened++)
+            rc = out_open(&f[opened], opened < nf ? sp[opened] : o->out, err, n);
+        if (rc)
+            opened--;
+        for (int i = 0; !rc && i < nf; i++) {
+            int fam = i / r.classes, k = i % r.classes;
+            const rp_wake_classes *c = fam ? &r.timer : &r.wake;
+            fprintf(f[i].f, "# vlrealpipe wakecal: %s (ms) with %d other job%s running%s\n",
+                    fam ? "how late the release thread woke from a timed wait"
+                        : "the wait of a job handed over to a sleeping worker",
+                    k, k == 1 ? "" : "s", k == r.classes - 1 ? " or more" : "");
+            for (size_t j = 0; j < c->n[k]; j++)
+                fprintf(f[i].f, "%.6f\n", c->samples[k][j]);
+        }
+        if (!rc)
+            fputs(text, f[nf].f);
+        for (int i = 0; i < opened; i++)
+            if (rc)
+                out_abort(&f[i]);
+            else
+                rc = out_commit(&f[i], err, n);
+    }
+    rp_wake_free(&r);
+    return rc;
 }
 
 static int cmd_mixcal(opts *o, char *err, size_t n)
@@ -729,6 +874,8 @@ int main(int argc, char **argv)
         rc = cmd_mixcal(&o, err, sizeof err);
     else if (!strcmp(cmd, "corecal"))
         rc = cmd_corecal(&o, err, sizeof err);
+    else if (!strcmp(cmd, "wakecal"))
+        rc = cmd_wakecal(&o, err, sizeof err);
     else if (!strcmp(cmd, "compare"))
         rc = cmd_compare(&o, err, sizeof err);
     else {

@@ -43,6 +43,9 @@ typedef struct {
                                   The scenario then also says source: timer (the release thread) */
     int nspeedup;              /* 0: none; else the cores' measured speed-up (vlcalib wakeup --ring) */
     double speedup[16];
+    int nwake_busy;            /* 0: none; else the wake-up by ops running beside it, in this many
+                                  classes (vlrealpipe wakecal): the scenario's cpu.wake_busy */
+    char wake_calib[1024];     /* that wakecal file (its samples lie beside it: rp_wake.h) */
 } rp_params;
 
 /* 8 streams at 30 FPS for 12 s (2 s warm-up), 640x360 GOP 30 (60-frame

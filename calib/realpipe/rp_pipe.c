@@ -186,8 +186,10 @@ static void *source_main(void *arg)
         while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
             ;
         c->rec->f_arrive[i] = at;
+        int64_t late = now_rel(c);     /* the decode enqueue: when this thread woke to release it */
         pthread_mutex_lock(&c->dq_mu);
-        push_bounded(c, &c->dq, RP_DECODE, c->p->decode_capacity, c->p->decode_drop_oldest, i, at);
+        push_bounded(c, &c->dq, RP_DECODE, c->p->decode_capacity, c->p->decode_drop_oldest, i,
+                     late > at ? late : at);
         pthread_cond_signal(&c->dq_cv);
         pthread_mutex_unlock(&c->dq_mu);
     }

@@ -1,6 +1,7 @@
 /* rp_scen.c — capacity and the simulator's scenario from calibration files.
  * See rp_scen.h. Only calibration files are read here; never span files. */
 #include "calib/realpipe/rp_scen.h"
+#include "calib/realpipe/rp_wake.h"
 
 #include <math.h>
 #include <string.h>
@@ -155,6 +156,15 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
         fprintf(f, "speedup: [");
         for (int k = 0; k < p->nspeedup; k++)
             fprintf(f, "%s%.6g", k ? ", " : "", p->speedup[k]);
+        fprintf(f, "], ");
+    }
+    for (int fam = 0; p->nwake_busy > 0 && fam < 2; fam++) {   /* by ops beside it (rp_wake.h) */
+        fprintf(f, "%s: [", fam ? "timer_busy" : "wake_busy");
+        for (int k = 0; k < p->nwake_busy; k++) {
+            char sp[1100];
+            if (rp_wake_samples_path(p->wake_calib, fam, k, sp, sizeof sp) == 0)
+                fprintf(f, "%s{dist: empirical, file: \"%s\"}", k ? ", " : "", sp);
+        }
         fprintf(f, "], ");
     }
     fprintf(f, "stages: [decode, sample, encode, reduce, llm_prefill, llm_decode]}\n");

@@ -78,12 +78,12 @@ static void add_frame(const frame_rows *f, double from_ms, const free_time *F, d
     if (!d || !s || !e || !r || !p || p->outcome != RP_DONE || d->arrive < from_ms)
         return;
     double seg[RP_NSEGS] = {
-        d->start - d->arrive, d->end - d->start, s->end - d->end, e->start - s->end,
+        d->enq - d->arrive,   d->start - d->enq, d->end - d->start, s->end - d->end, e->start - s->end,
         e->end - e->start,    r->end - e->end,   p->end - r->end, p->end - d->arrive,
     };
     for (int k = 0; k < RP_NSEGS; k++)
         sum[k] += seg[k];
-    *free_sum += free_at(F, d->start) - free_at(F, d->arrive);
+    *free_sum += free_at(F, d->start) - free_at(F, d->enq);
     (*kept)++;
 }
 
@@ -154,7 +154,8 @@ out:
 
 const char *rp_seg_name(int seg)
 {
-    static const char *const names[RP_NSEGS] = {"decode_wait", "decode",  "sample", "encode_wait",
-                                                "encode",      "reduce",  "prefill", "frame"};
+    static const char *const names[RP_NSEGS] = {"release", "decode_wait", "decode",  "sample",
+                                                "encode_wait", "encode",  "reduce", "prefill",
+                                                "frame"};
     return seg >= 0 && seg < RP_NSEGS ? names[seg] : "?";
 }

@@ -6,14 +6,17 @@
  * A kept frame is one whose prefill is done, released at from_ms or later.
  * Its time splits into consecutive segments that add up to its end-to-end
  * latency:
- *   decode_wait  release to decode start (the timer, the wake-up, the queue)
+ *   release      the frame's time to its decode enqueue (how late the camera
+ *                thread woke to release it; 0 in span files older than
+ *                2026-12-02, whose decode enqueue is the frame's time)
+ *   decode_wait  decode enqueue to decode start (the wake-up, the queue)
  *   decode       decode start to end
  *   sample       decode end to sample end (the handoff to the sampler, its work)
  *   encode_wait  sample end to encode start (the batch wait, the executor busy)
  *   encode       encode start to end (its batch's time)
  *   reduce       encode end to reduce end (queue and op)
  *   prefill      reduce end to prefill end (queue and op)
- *   frame        release to prefill end
+ *   frame        the frame's time to prefill end
  * and the means are over the kept frames. decode_wait_free is the part of
  * decode_wait during which fewer than `workers` decodes of the same run were
  * running: a worker was free and the frame still waited (the wake-up, the
@@ -30,7 +33,7 @@
 
 #include "calib/realpipe/rp_span.h"
 
-enum { RP_SEG_DECODE_WAIT, RP_SEG_DECODE, RP_SEG_SAMPLE, RP_SEG_ENCODE_WAIT, RP_SEG_ENCODE,
+enum { RP_SEG_RELEASE, RP_SEG_DECODE_WAIT, RP_SEG_DECODE, RP_SEG_SAMPLE, RP_SEG_ENCODE_WAIT, RP_SEG_ENCODE,
        RP_SEG_REDUCE, RP_SEG_PREFILL, RP_SEG_FRAME, RP_NSEGS };
 #define RP_BATCH_MAX 8
 

@@ -7,7 +7,9 @@
 #     (wake-up latency, and with --ring 4 the cores' speed-up with 1..4 threads busy
 #     spinning, reported only), vlrealpipe corecal (the speed-up with 1..4 threads
 #     running the pipeline's ops — the pipeline's four CPU threads: the scenario's
-#     cpu.speedup), and vlrealpipe mixcal (the same ops
+#     cpu.speedup), vlrealpipe wakecal (how long a woken thread, and a timed wait,
+#     wait with 0, 1, 2+ of the pipeline's ops on the cores: the scenario's
+#     cpu.wake_busy and cpu.timer_busy), and vlrealpipe mixcal (the same ops
 #     timed on one thread in the order a frame meets them: rp_mix.h);
 #  2. capacity from that calibration (vlrealpipe capacity: the bottleneck
 #     resource's saturation rate from the mean service times);
@@ -85,6 +87,8 @@ log "calibrating H.264 decode of the pipeline's clip (vlcalib decode)"
   --passes 10 --force --out "$WORK/calib/h264-640x360.yaml" > "$WORK/calib/decode.log"
 log "measuring thread wake-up latency (vlcalib wakeup)"
 "${PRIO[@]}" ./vlcalib wakeup --busy "$CORES" --ring 4 --force --out "$WORK/calib/wakeup.yaml" > "$WORK/calib/wakeup.log"
+log "measuring the wake-up by the ops running beside it (vlrealpipe wakecal)"
+"${PRIO[@]}" ./vlrealpipe wakecal --cores "$CORES" --force --out "$WORK/calib/wakecal.yaml" > /dev/null
 log "timing the same ops in the pipeline's op mix, one thread (vlrealpipe mixcal)"
 "${PRIO[@]}" ./vlrealpipe mixcal --force --out "$WORK/calib/mix-tiny.yaml" --decode-out "$WORK/calib/mix-h264.yaml" \
   --calib "$WORK/calib/cpu-tiny-1t.yaml" --decode-calib "$WORK/calib/h264-640x360.yaml" > "$WORK/calib/mixcal.txt"
@@ -96,7 +100,8 @@ TINY=$PWD/$WORK/calib/mix-tiny.yaml
 DEC=$PWD/$WORK/calib/mix-h264.yaml
 WAKE=$WORK/calib/wakeup.yaml
 CORE=$WORK/calib/corecal.yaml
-cat "$WORK/calib/wakeup.log" "$CORE" "$WORK/calib/mixcal.txt" >&2
+WCAL=$WORK/calib/wakecal.yaml
+cat "$WORK/calib/wakeup.log" "$CORE" "$WCAL" "$WORK/calib/mixcal.txt" >&2
 
 # ---- 2. capacity ----
 ./vlrealpipe capacity --calib "$TINY" --decode-calib "$DEC" --wakeup "$WAKE" --cores-calib "$CORE" --cores "$CORES" | tee "$WORK/capacity.txt" >&2
@@ -112,15 +117,17 @@ for L in $LOADS; do
   # each load point is calibrated again (still in isolation: mixcal, corecal and
   # the ring, no pipeline) just before its runs, and its FPS is that fraction of
   # the capacity this calibration gives: the load the point claims to be.
-  L_TINY=$TINY L_DEC=$DEC L_WAKE=$WAKE L_CORE=$CORE L_CAP=$CAP
+  L_TINY=$TINY L_DEC=$DEC L_WAKE=$WAKE L_CORE=$CORE L_WCAL=$WCAL L_CAP=$CAP
   if [ "$RECAL" = 1 ]; then
-    log "load $L: calibrating again just before its runs (vlcalib wakeup --ring 4, corecal, mixcal)"
+    log "load $L: calibrating again just before its runs (vlcalib wakeup --ring 4, corecal, wakecal, mixcal)"
     "${PRIO[@]}" ./vlcalib wakeup --busy "$CORES" --ring 4 --ring-reps 3 --force --out "$D/wakeup.yaml" \
       > "$D/wakeup.log"
     "${PRIO[@]}" ./vlrealpipe corecal --threads 4 --rounds 3 --force --out "$D/corecal.yaml" > /dev/null
+    "${PRIO[@]}" ./vlrealpipe wakecal --cores "$CORES" --seconds 3 --force --out "$D/wakecal.yaml" > /dev/null
     "${PRIO[@]}" ./vlrealpipe mixcal --rounds 30 --force --out "$D/mix-tiny.yaml" --decode-out "$D/mix-h264.yaml" \
       > "$D/mixcal.txt"
     L_TINY=$PWD/$D/mix-tiny.yaml L_DEC=$PWD/$D/mix-h264.yaml L_WAKE=$D/wakeup.yaml L_CORE=$D/corecal.yaml
+    L_WCAL=$D/wakecal.yaml
     ./vlrealpipe capacity --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
       --cores "$CORES" > "$D/capacity.txt"
     L_CAP=$(awk '/^capacity_fps_per_stream/ {print $2}' "$D/capacity.txt")
@@ -155,14 +162,14 @@ for L in $LOADS; do
   log "load $L: simulating (calibration + load point only)"
   phases=()
   for f in "${spans[@]}"; do phases+=(--phases-from "$f"); done
-  ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --fps "$FPS" --cores "$CORES" \
-    --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario.yaml"
+  ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --wake-calib "$L_WCAL" \
+    --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario.yaml"
   ./vlsim run "$D/scenario.yaml" --csv "$D/sim.csv" --plot "$D/plot" --trace "$D/sim-spans.csv" -q 2> "$D/sim.log"
   # the same diagnostic of the simulator's own spans (replication 0: run 1's phases)
   ./vlrealpipe compare --load "$L" --sim "$D/sim.csv" --warmup "$WARMUP" --out "$D/rows-simself.csv" \
     --overlap "$D/sim-overlap.csv" "$D/sim-spans.csv" > /dev/null
-  ./vlrealpipe scenario --calib "$ISO_TINY" --decode-calib "$ISO_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --fps "$FPS" --cores "$CORES" \
-    --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-iso.yaml"
+  ./vlrealpipe scenario --calib "$ISO_TINY" --decode-calib "$ISO_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --wake-calib "$L_WCAL" \
+    --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-iso.yaml"
   ./vlsim run "$D/scenario-iso.yaml" --csv "$D/sim-iso.csv" -q 2> "$D/sim-iso.log"
   ./vlrealpipe compare --load "$L" --sim "$D/sim-iso.csv" --warmup "$WARMUP" --out "$D/rows-iso.csv" \
     "${spans[@]}" > /dev/null
@@ -255,6 +262,28 @@ elapsed=$(( $(date +%s) - t_start ))
   grep -v '^#' "$WORK/calib/wakeup.yaml"
   cat "$CORE"
   echo '```'
+  echo
+  echo "How long a thread waits to run with 0, 1, 2+ of the pipeline's ops on the cores"
+  echo "(vlrealpipe wakecal, apart from the pipeline: cores + 1 workers on one queue, the ops"
+  echo "released at Poisson times at 20-80 % of the cores): wake, a job handed to a sleeping"
+  echo "worker, by the ops running at the handoff; timer, how late the release thread's timed"
+  echo "wait woke, by the ops running when it was due. Mean ms (p90), the scenario's"
+  echo "cpu.wake_busy and cpu.timer_busy (the samples themselves):"
+  echo
+  echo "| calibration | wake 0 | wake 1 | wake 2+ | timer 0 | timer 1 | timer 2+ |"
+  echo "|---|---|---|---|---|---|---|"
+  for w in "$WCAL" $( [ "$RECAL" = 1 ] && for L in $LOADS; do echo "$WORK/runs/$L/wakecal.yaml"; done ); do
+    lab=$(basename "$(dirname "$w")"); [ "$lab" = calib ] && lab=first || lab="load $lab"
+    awk -v lab="$lab" '
+      function cells(line,   m, p, i, out) {
+        match(line, /mean_ms: \[[^]]*\]/); m = substr(line, RSTART + 10, RLENGTH - 11)
+        match(line, /p90_ms: \[[^]]*\]/);  p = substr(line, RSTART + 9, RLENGTH - 10)
+        split(m, mm, ", "); split(p, pp, ", "); out = ""
+        for (i = 1; i <= 3; i++) out = out sprintf(" %.3f (%.3f) |", mm[i], pp[i])
+        return out }
+      /^wake_busy:/ { w = cells($0) } /^timer_busy:/ { t = cells($0) }
+      END { printf "| %s |%s%s\n", lab, w, t }' "$w"
+  done
   echo
   echo "The ops timed in the pipeline's op mix on one thread (vlrealpipe mixcal; iso: vlcalib's"
   echo "back-to-back timings of the same shapes, ratio = mix / iso):"
@@ -381,15 +410,16 @@ elapsed=$(( $(date +%s) - t_start ))
   echo "the simulator's replication 0 (vlsim run --trace), which replays run 1's stream phases;"
   echo "the phases set which frames batch together, so only runs with the same phases compare"
   echo "segment by segment (vlrealpipe compare --stages; validation/stages.csv). The segments"
-  echo "add up to the frame's latency: release to decode start (decode_wait), the decode, to"
+  echo "add up to the frame's latency: the frame's time to its release (how late the camera"
+  echo "thread woke), to the decode's start (decode_wait), the decode, to"
   echo "the sampler's end (sample), to the encode's start (encode_wait: the batch wait and the"
   echo "executor busy), the encode batch, reduce and prefill (each with its queue). The last"
   echo "column is the part of decode_wait during which a decode worker was free (fewer decodes"
   echo "running than workers): the frame waited for a thread to wake and get a core, not for"
   echo "a busy worker."
   echo
-  echo "| load | decode_wait | decode | sample | encode_wait | encode | reduce | prefill | frame (mean) | decode_wait, a worker free |"
-  echo "|---|---|---|---|---|---|---|---|---|---|"
+  echo "| load | release | decode_wait | decode | sample | encode_wait | encode | reduce | prefill | frame (mean) | decode_wait, a worker free |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|"
   real_sim_rows "$WORK/stages.csv" %.3f
   echo
   echo "The encoder's batches by size, % of batches, real run 1 / replication 0"
@@ -415,7 +445,8 @@ cp "$WORK"/calib/*.yaml "$WORK"/calib/*.samples.csv "$WORK"/calib/*.samples "$WO
 if [ "$RECAL" = 1 ]; then     # each load point's: the ring and the mix means (the samples stay in $WORK)
   for L in $LOADS; do
     mkdir -p "$OUT/calib/$L"
-    cp "$WORK/runs/$L/wakeup.yaml" "$WORK/runs/$L/corecal.yaml" "$WORK/runs/$L/mixcal.txt" "$OUT/calib/$L/"
+    cp "$WORK/runs/$L/wakeup.yaml" "$WORK/runs/$L/corecal.yaml" "$WORK/runs/$L/wakecal.yaml" \
+      "$WORK/runs/$L/mixcal.txt" "$OUT/calib/$L/"
   done
 fi
 mv "$WORK/results-iso.csv" "$OUT/results-iso.csv"

@@ -1,0 +1,347 @@
+/* rp_wake.c — the wait of a woken thread by the ops running beside it. See
+ * rp_wake.h. It must never pin its threads (the point is where the OS puts
+ * them) nor count a job that found no worker asleep. */
+#include "calib/realpipe/rp_wake.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <sys/prctl.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "calib/cpu.h"
+#include "calib/realpipe/rp_edges.h"
+#include "calib/realpipe/rp_ops.h"
+
+typedef struct shared shared;
+
+typedef struct {
+    shared *sh;
+    rp_ops ops;
+    bool ops_ok;
+    float *pix, *tok, *red;
+    long seq;
+} worker;
+
+struct shared {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    rp_wake_job *jobs;                     /* every job, in release order */
+    long head, tail;               /* the FIFO: jobs[head..tail) are waiting */
+    int asleep;                    /* workers inside the wait */
+    bool stop;
+};
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static void sleep_until(double ms)
+{
+    struct timespec ts = {(time_t)(ms / 1e3), 0};
+    ts.tv_nsec = (long)((ms - 1e3 * (double)ts.tv_sec) * 1e6);
+    if (ts.tv_nsec >= 1000000000L)
+        ts.tv_nsec = 999999999L;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
+        ;
+}
+
+/* One job on w's own stream and kernels: the stream's next frame (an
+ * I-frame one time in gop, as the pipeline's decoders meet them), or the
+ * chain at batch 1. */
+static void do_job(worker *w, int chain)
+{
+    if (!chain) {
+        rp_ops_decode(&w->ops, 0, w->seq++, w->pix);
+        return;
+    }
+    float *pix[1] = {w->pix}, *tok[1] = {w->tok}, *red[1] = {w->red};
+    rp_ops_encode(&w->ops, 1, pix, tok);
+    rp_ops_reduce(&w->ops, 1, tok, red);
+    rp_ops_prefill(&w->ops, 1, red);
+}
+
+/* As the pipeline's threads (rp_pipe.c): timed waits wake on time, not 50 us late. */
+static void quiet_thread(void)
+{
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+}
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    shared *sh = w->sh;
+    quiet_thread();
+    for (;;) {
+        pthread_mutex_lock(&sh->mu);
+        while (!sh->stop && sh->head == sh->tail) {
+            sh->asleep++;
+            pthread_cond_wait(&sh->cv, &sh->mu);
+            sh->asleep--;
+        }
+        if (sh->head == sh->tail) {
+            pthread_mutex_unlock(&sh->mu);
+            return NULL;
+        }
+        rp_wake_job *j = &sh->jobs[sh->head++];
+        pthread_mutex_unlock(&sh->mu);
+        j->t0 = now_ms();
+        do_job(w, j->chain);
+        j->t1 = now_ms();
+    }
+}
+
+/* A job's mean time on one thread alone: 30 of each kind on w, after 10
+ * to warm the caches, weighted keep_every decodes to one chain. */
+static double job_ms(worker *w, int keep_every)
+{
+    double t[2] = {0, 0};
+    for (int chain = 0; chain < 2; chain++) {
+        for (int i = 0; i < 10; i++)
+            do_job(w, chain);
+        double a = now_ms();
+        for (int i = 0; i < 30; i++)
+            do_job(w, chain);
+        t[chain] = (now_ms() - a) / 30;
+    }
+    return (keep_every * t[0] + t[1]) / (keep_every + 1);
+}
+
+/* Hand one job over (under the lock), due at `due`: whether a worker sleeps for it. */
+static void release(shared *sh, double due, int chain, int load)
+{
+    pthread_mutex_lock(&sh->mu);
+    rp_wake_job *j = &sh->jobs[sh->tail];
+    j->due = due;
+    j->chain = chain;
+    j->load = load;
+    j->tq = now_ms();
+    j->asleep = sh->asleep >= sh->tail - sh->head + 1;   /* one asleep for each queued, this one too */
+    sh->tail++;
+    pthread_cond_signal(&sh->cv);
+    pthread_mutex_unlock(&sh->mu);
+}
+
+/* Jobs running at t (started at or before, not yet ended), at most top. */
+static int running_at(const double *te, const int *cnt, size_t ne, double t, int top)
+{
+    if (ne == 0 || t < te[0])
+        return 0;
+    int k = cnt[rp_edge_last(te, ne, t)];
+    return k < top ? k : top;
+}
+
+/* One family's classes: sample i (v[i], or none when cls[i] < 0) goes to class cls[i]. */
+static int family(rp_wake_classes *f, int classes, const rp_wake_job *jobs, const double *v, const int *cls,
+                  long njobs, const char *what, char *err, size_t errlen)
+{
+    for (int k = 0; k < classes; k++) {
+        size_t m = 0;
+        for (long i = 0; i < njobs; i++)
+            m += cls[i] == k;
+        if (m == 0) {
+            snprintf(err, errlen, "wakecal: no %s with %d other job%s running%s; run it longer "
+                     "(--seconds)", what, k, k == 1 ? "" : "s", k == classes - 1 ? " or more" : "");
+            return -1;
+        }
+        double *x = malloc(m * sizeof *x);
+        if (!x) {
+            snprintf(err, errlen, "out of memory");
+            return -1;
+        }
+        m = 0;
+        for (long i = 0; i < njobs; i++)
+            if (cls[i] == k) {
+                x[m++] = v[i];
+                f->n_at[jobs[i].load][k]++;
+                f->mean_at[jobs[i].load][k] += v[i];
+            }
+        for (int l = 0; l < RP_WAKE_NLOADS; l++)
+            if (f->n_at[l][k] > 0)
+                f->mean_at[l][k] /= (double)f->n_at[l][k];
+        gsl_sort(x, 1, m);
+        f->samples[k] = x;
+        f->n[k] = m;
+        f->mean[k] = gsl_stats_mean(x, 1, m);
+        f->p50[k] = gsl_stats_quantile_from_sorted_data(x, 1, m, 0.50);
+        f->p90[k] = gsl_stats_quantile_from_sorted_data(x, 1, m, 0.90);
+        f->p99[k] = gsl_stats_quantile_from_sorted_data(x, 1, m, 0.99);
+    }
+    return 0;
+}
+
+/* Both families from the finished jobs: the jobs running at any moment are
+ * counted from their start and end edges afterwards, so the measurement
+ * itself touches nothing but the clock. */
+int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long njobs, char *err, size_t errlen)
+{
+    size_t ne = 2 * (size_t)njobs;
+    rp_edge *ed = malloc((ne + 1) * sizeof *ed);
+    double *te = malloc((ne + 1) * sizeof *te), *v = calloc((size_t)njobs + 1, sizeof *v);
+    int *cnt = malloc((ne + 1) * sizeof *cnt), *cls = calloc((size_t)njobs + 1, sizeof *cls);
+    int rc = -1, top = r->classes - 1;
+    if (!ed || !te || !v || !cnt || !cls) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (long i = 0; i < njobs; i++) {
+        ed[2 * i] = (rp_edge){jobs[i].t0, +1};
+        ed[2 * i + 1] = (rp_edge){jobs[i].t1, -1};
+    }
+    rp_edges_count(ed, ne, te, cnt);
+    for (long i = 0; i < njobs; i++) {
+        v[i] = jobs[i].t0 - jobs[i].tq;
+        cls[i] = jobs[i].asleep ? running_at(te, cnt, ne, jobs[i].tq, top) : -1;
+    }
+    if (family(&r->wake, r->classes, jobs, v, cls, njobs, "job handed over to a sleeping worker",
+               err, errlen))
+        goto out;
+    for (long i = 0; i < njobs; i++) {
+        v[i] = jobs[i].tq - jobs[i].due;
+        cls[i] = running_at(te, cnt, ne, jobs[i].due, top);
+    }
+    rc = family(&r->timer, r->classes, jobs, v, cls, njobs, "release due", err, errlen);
+out:
+    if (rc)
+        rp_wake_free(r);
+    free(ed);
+    free(te);
+    free(v);
+    free(cnt);
+    free(cls);
+    return rc;
+}
+
+int rp_wake_run(const rp_params *p, double seconds, rp_wake_result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    if (p->cores < 1 || p->cores > RP_WAKE_MAX_CLASSES - 1 || !(seconds > 0) || p->keep_every < 1) {
+        snprintf(err, errlen, "wakecal: cores 1..%d, seconds > 0", RP_WAKE_MAX_CLASSES - 1);
+        return -1;
+    }
+    static const double loads[RP_WAKE_NLOADS] = {0.2, 0.4, 0.6, 0.8};
+    cpu_set_threads(1);                /* as the pipeline runs its kernels */
+    r->classes = p->cores + 1;
+    r->workers = p->cores + 1;
+    r->seconds = seconds;
+    memcpy(r->load, loads, sizeof loads);
+    rp_params one = *p;
+    one.streams = 1;                   /* each worker decodes a stream of its own */
+    int nw = r->workers, started = 0, rc = -1;
+    dect_clip *clip = NULL;
+    worker *w = calloc((size_t)nw, sizeof *w);
+    pthread_t *th = calloc((size_t)nw, sizeof *th);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    shared sh;
+    memset(&sh, 0, sizeof sh);
+    pthread_mutex_init(&sh.mu, NULL);
+    pthread_cond_init(&sh.cv, NULL);
+    if (!w || !th || !rng) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    gsl_rng_set(rng, p->seed);
+    if (rp_ops_clip(p, &clip, err, errlen))
+        goto out;
+    for (int k = 0; k < nw; k++) {
+        w[k].sh = &sh;
+        if (rp_ops_init(&w[k].ops, &one, clip, err, errlen))
+            goto out;
+        w[k].ops_ok = true;
+        w[k].pix = calloc(RP_PIX_FLOATS, sizeof(float));
+        w[k].tok = calloc(RP_TOK_FLOATS, sizeof(float));
+        w[k].red = calloc((size_t)p->keep_tokens * 64, sizeof(float));
+        if (!w[k].pix || !w[k].tok || !w[k].red) {
+            snprintf(err, errlen, "out of memory");
+            goto out;
+        }
+    }
+    r->job_ms = job_ms(&w[0], p->keep_every);
+    /* room for every job: the loads' expected counts, and half as many again */
+    double expect = 0;
+    for (int l = 0; l < RP_WAKE_NLOADS; l++)
+        expect += loads[l] * p->cores / r->job_ms * seconds * 1e3;
+    long cap = (long)(1.5 * expect) + 1000;
+    if (!(sh.jobs = malloc((size_t)cap * sizeof *sh.jobs))) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    for (; started < nw; started++)
+        if (pthread_create(&th[started], NULL, worker_main, &w[started])) {
+            snprintf(err, errlen, "cannot start wakecal's threads");
+            goto out;
+        }
+    quiet_thread();                    /* the releaser, as the pipeline's camera thread */
+    double t = now_ms() + 50;          /* the workers are asleep by then */
+    for (int l = 0; l < RP_WAKE_NLOADS; l++) {
+        double gap = r->job_ms / (loads[l] * p->cores), end = t + seconds * 1e3;
+        while (sh.tail < cap) {
+            t += gsl_ran_exponential(rng, gap);
+            if (t >= end)
+                break;
+            int chain = gsl_rng_uniform(rng) * (p->keep_every + 1) < 1.0;
+            sleep_until(t);            /* late: at once, as the pipeline's camera thread */
+            release(&sh, t, chain, l);
+        }
+        t = end;
+    }
+    rc = 0;
+out:
+    pthread_mutex_lock(&sh.mu);
+    sh.stop = true;
+    pthread_cond_broadcast(&sh.cv);
+    pthread_mutex_unlock(&sh.mu);
+    for (int k = 0; k < started; k++)
+        pthread_join(th[k], NULL);
+    if (rc == 0) {
+        r->jobs = sh.tail;
+        rc = rp_wake_classify(r, sh.jobs, sh.tail, err, errlen);
+    }
+    for (int k = 0; w && k < nw; k++) {
+        if (w[k].ops_ok)
+            rp_ops_free(&w[k].ops);
+        free(w[k].pix);
+        free(w[k].tok);
+        free(w[k].red);
+    }
+    dect_clip_free(clip);
+    gsl_rng_free(rng);
+    pthread_mutex_destroy(&sh.mu);
+    pthread_cond_destroy(&sh.cv);
+    free(sh.jobs);
+    free(w);
+    free(th);
+    if (rc)
+        rp_wake_free(r);
+    return rc;
+}
+
+void rp_wake_free(rp_wake_result *r)
+{
+    for (int k = 0; k < RP_WAKE_MAX_CLASSES; k++) {
+        free(r->wake.samples[k]);
+        free(r->timer.samples[k]);
+        r->wake.samples[k] = r->timer.samples[k] = NULL;
+        r->wake.n[k] = r->timer.n[k] = 0;
+    }
+}
+
+int rp_wake_samples_path(const char *out, int timer, int k, char *buf, size_t n)
+{
+    size_t len = strlen(out);
+    if (len >= 5 && !strcmp(out + len - 5, ".yaml"))
+        len -= 5;
+    int m = snprintf(buf, n, "%.*s.%s%d.samples", (int)len, out, timer ? "timer" : "busy", k);
+    return m < 0 || (size_t)m >= n ? -1 : 0;
+}

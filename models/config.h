@@ -194,8 +194,11 @@ typedef struct {
  * k the jobs then on the cores besides it — the stages' work, not the
  * handoffs', and counting the waker when it carries on with its next item.
  * With timer_busy a timed wait wakes timer_busy[k] late, k the jobs on the
- * cores when it was due (`vlrealpipe wakecal` measures both apart from the
- * pipeline). */
+ * cores when it was due. Some wake-ups with jobs running are held instead:
+ * the scheduler queued the woken thread behind a running job, and it runs
+ * when the first of the stages' jobs on the cores ends, however long that
+ * takes — a share wake_held[k] (timer_held[k]) of them, the last for more
+ * (`vlrealpipe wakecal` measures all of these apart from the pipeline). */
 #define CFG_MAX_SPEEDUP 16
 #define CFG_MAX_WAKE_BUSY 9
 typedef struct {
@@ -210,6 +213,8 @@ typedef struct {
     dist_t wake_busy[CFG_MAX_WAKE_BUSY];
     int ntimer_busy;         /* 0: timer_ms; else a timed wait is timer_busy[min(k, n - 1)] late */
     dist_t timer_busy[CFG_MAX_WAKE_BUSY];
+    int nwake_held, ntimer_held;   /* 0: none held; else the share held with k jobs running */
+    double wake_held[CFG_MAX_WAKE_BUSY], timer_held[CFG_MAX_WAKE_BUSY];
     double handoff_ms;       /* >= 0: CPU work one handoff costs the cores (the queue, the signal,
                                 the switch), a job of its own beside the stages' */
     int has_timer;           /* timer_ms given */

@@ -406,7 +406,8 @@ static void kick(pipe_t *p, int g, double now)
         /* cpu: a timed wait wakes late: timer_ms, known now; with timer_busy it
          * depends on the cores when it is due, so the wake at `earliest` is a
          * due one (gpu_wake draws how late then) */
-        int due = thread_on_cores(p, g) && p->cfg->cpu.ntimer_busy > 0;
+        const cpu_cfg *u = &p->cfg->cpu;
+        int due = thread_on_cores(p, g) && (u->ntimer_busy > 0 || u->ntimer_held > 0);
         if (thread_on_cores(p, g) && !due)
             earliest += pipe_timer_ms(p);
         if (earliest < gp->wake_at) {
@@ -440,8 +441,7 @@ void gpu_enter(pipe_t *p, int from, int s, uint32_t i, double now)
         p->gpu[g].kick_pending = 1;
     } else if (!p->gpu[g].busy && pipe_wakes(p, s)) {
         /* cpu: the sleeping thread looks after its wake-up delay */
-        if (ev_push(&p->evq, now + pipe_wake_ms(p, from), EV_GPU_WAKE, (uint32_t)g, 0) != 0)
-            pipe_fail(p, "out of memory growing the event list");
+        pipe_wake(p, from, now, EV_GPU_WAKE, (uint32_t)g, 0);
     } else {
         kick(p, g, now);
     }
@@ -451,6 +451,8 @@ void gpu_done(pipe_t *p, int g, double now)
 {
     gpu_t *gp = &p->gpu[g];
     int s = gp->stage;
+    if (pipe_on_cores(p, s))           /* cpu: its batch was a job on the cores */
+        pipe_job_ended(p, now);
     double from = gp->t_start > p->t_reset ? gp->t_start : p->t_reset;
     p->out->gpu[g].busy_ms[s] += now - from;
     gp->busy_total += now - gp->t_start;
@@ -490,10 +492,9 @@ double gpu_busy_ms(const pipe_t *p, double now)
 void gpu_wake(pipe_t *p, int g, double t, int due)
 {
     gpu_t *gp = &p->gpu[g];
-    if (due && t >= gp->wake_at) {   /* cpu: the timed wait is due; it wakes this late */
-        gp->wake_at = t + pipe_timer_ms(p);
-        if (ev_push(&p->evq, gp->wake_at, EV_GPU_WAKE, (uint32_t)g, 0) != 0)
-            pipe_fail(p, "out of memory growing the event list");
+    if (due && t >= gp->wake_at) {   /* cpu: the timed wait is due; it wakes late, or held */
+        gp->wake_at = INFINITY;
+        pipe_timer_wake(p, t, EV_GPU_WAKE, (uint32_t)g, 0);
         return;
     }
     if (t >= gp->wake_at)

@@ -125,7 +125,9 @@ typedef struct {
     struct asc_state *asc;       /* profile or autoscale: the fleet (autoscale.c) */
     cores_t cores;               /* cpu.cores > 0: the cores the stages' threads share */
     int handoffs_running;        /* cpu: of cores' jobs, the handoffs' (not the stages' work) */
-    gsl_rng *wake_rng;           /* cpu.wake_busy: the wake-ups' draws */
+    gsl_rng *wake_rng;           /* cpu.wake_busy / held: the wake-ups' draws */
+    struct held_wake *held;      /* cpu: woken threads queued behind a running job, a FIFO ring */
+    size_t held_head, held_n, held_cap;
 } pipe_t;
 
 /* Stage s's threads run on the shared cores (cpu: in the scenario). */
@@ -135,17 +137,25 @@ static inline int pipe_on_cores(const pipe_t *p, int s)
 }
 
 /* pipeline.c */
-/* cpu: a thread asleep at stage s is woken for an item handed over from
- * stage `from` (-1: none): 1 when that takes time (wake_ms or wake_busy). */
+/* cpu: a thread asleep at stage s is woken for an item handed over: 1 when
+ * that takes time (wake_ms, wake_busy or wake_held). */
 static inline int pipe_wakes(const pipe_t *p, int s)
 {
-    return pipe_on_cores(p, s) && (p->cfg->cpu.wake_ms > 0 || p->cfg->cpu.nwake_busy > 0);
+    const cpu_cfg *u = &p->cfg->cpu;
+    return pipe_on_cores(p, s) && (u->wake_ms > 0 || u->nwake_busy > 0 || u->nwake_held > 0);
 }
-/* ... and how long (ms): wake_ms, or a draw from wake_busy by the jobs on the cores. */
-double pipe_wake_ms(pipe_t *p, int from);
-/* cpu: how late a timed wait due now wakes (ms): timer_ms (wake_ms without it),
- * or a draw from timer_busy by the jobs on the cores now. */
-double pipe_timer_ms(pipe_t *p);
+/* cpu: wake a sleeping thread for an item handed over from stage `from`
+ * (-1: none) at now: its event (kind, a, b) comes after wake_ms or a draw
+ * from wake_busy by the jobs on the cores, or, held (wake_held), when the
+ * next of the stages' jobs on the cores ends. */
+void pipe_wake(pipe_t *p, int from, double now, uint32_t kind, uint32_t a, uint64_t b);
+/* cpu: a timed wait due now wakes, its event (kind, a, b) after timer_ms
+ * (wake_ms without it) or a draw from timer_busy, or held (timer_held). */
+void pipe_timer_wake(pipe_t *p, double now, uint32_t kind, uint32_t a, uint64_t b);
+/* cpu: how late a timed wait wakes when that is known ahead: timer_ms, or wake_ms. */
+double pipe_timer_ms(const pipe_t *p);
+/* cpu: a stage's job on the cores has ended: the first held thread runs now. */
+void pipe_job_ended(pipe_t *p, double now);
 int pipe_fifo_push(fifo_t *q, uint32_t v);
 uint32_t pipe_fifo_pop(fifo_t *q);
 void pipe_drop(pipe_t *p, uint32_t i);

@@ -389,28 +389,88 @@ static void handoff(pipe_t *p, int from, int s, double now)
     p->handoffs_running++;
 }
 
-/* cpu: the wake-up of a thread asleep, for an item from stage `from`. With
- * wake_busy it depends on the stages' jobs on the cores besides it (not the
- * handoffs'), the waker counted when it carries on: a worker stage that
- * still has items queued starts the next one at this instant. */
-double pipe_wake_ms(pipe_t *p, int from)
+/* ---- cpu: wake-ups by the jobs on the cores ----------------------------
+ * A woken thread waits for a core the others hold. With wake_busy (timer_busy)
+ * how long depends on k, the stages' jobs on the cores (not the handoffs'),
+ * the waker counted when it carries on: a worker stage that still has items
+ * queued starts the next one at this instant. A share wake_held[k] of the
+ * wake-ups are held instead: queued behind a running job, the thread runs
+ * when the next stage job on the cores ends. */
+
+struct held_wake {
+    uint32_t kind, a;
+    uint64_t b;
+};
+
+static int jobs_on_cores(const pipe_t *p, int from)
 {
-    const cpu_cfg *u = &p->cfg->cpu;
-    if (u->nwake_busy == 0)
-        return u->wake_ms;
     int k = p->cores.n - p->handoffs_running;
     if (from >= 0 && p->stn[from].cfg->on != RES_GPU && pipe_on_cores(p, from) && p->stn[from].q.n > 0)
         k++;
-    return dist_sample(&u->wake_busy[k < u->nwake_busy ? k : u->nwake_busy - 1], p->wake_rng);
+    return k;
 }
 
-double pipe_timer_ms(pipe_t *p)
+static void hold(pipe_t *p, uint32_t kind, uint32_t a, uint64_t b)
+{
+    if (p->held_n == p->held_cap) {        /* grow the ring, unrolled from its head */
+        size_t cap = p->held_cap ? 2 * p->held_cap : 16;
+        struct held_wake *h = malloc(cap * sizeof *h);
+        if (!h) {
+            pipe_fail(p, "out of memory growing the held wake-ups");
+            return;
+        }
+        for (size_t j = 0; j < p->held_n; j++)
+            h[j] = p->held[(p->held_head + j) % p->held_cap];
+        free(p->held);
+        p->held = h;
+        p->held_head = 0;
+        p->held_cap = cap;
+    }
+    p->held[(p->held_head + p->held_n++) % p->held_cap] = (struct held_wake){kind, a, b};
+}
+
+/* Push (kind, a, b) after a draw from busy[min(k, nbusy - 1)] (plain when
+ * nbusy is 0), or hold it with probability held[min(k, nheld - 1)], k > 0. */
+static void wake_by(pipe_t *p, int k, double now, double plain, const dist_t *busy, int nbusy,
+                    const double *held, int nheld, uint32_t kind, uint32_t a, uint64_t b)
+{
+    if (nheld > 0 && k > 0 && gsl_rng_uniform(p->wake_rng) < held[k < nheld ? k : nheld - 1]) {
+        hold(p, kind, a, b);
+        return;
+    }
+    double d = nbusy > 0 ? dist_sample(&busy[k < nbusy ? k : nbusy - 1], p->wake_rng) : plain;
+    if (ev_push(&p->evq, now + d, kind, a, b) != 0)
+        pipe_fail(p, "out of memory growing the event list");
+}
+
+void pipe_wake(pipe_t *p, int from, double now, uint32_t kind, uint32_t a, uint64_t b)
 {
     const cpu_cfg *u = &p->cfg->cpu;
-    if (u->ntimer_busy == 0)
-        return cpu_timer_ms(u);
-    int k = p->cores.n - p->handoffs_running;
-    return dist_sample(&u->timer_busy[k < u->ntimer_busy ? k : u->ntimer_busy - 1], p->wake_rng);
+    wake_by(p, jobs_on_cores(p, from), now, u->wake_ms, u->wake_busy, u->nwake_busy, u->wake_held,
+            u->nwake_held, kind, a, b);
+}
+
+void pipe_timer_wake(pipe_t *p, double now, uint32_t kind, uint32_t a, uint64_t b)
+{
+    const cpu_cfg *u = &p->cfg->cpu;
+    wake_by(p, jobs_on_cores(p, -1), now, cpu_timer_ms(u), u->timer_busy, u->ntimer_busy,
+            u->timer_held, u->ntimer_held, kind, a, b);
+}
+
+double pipe_timer_ms(const pipe_t *p)
+{
+    return cpu_timer_ms(&p->cfg->cpu);
+}
+
+void pipe_job_ended(pipe_t *p, double now)
+{
+    if (p->held_n == 0)
+        return;
+    struct held_wake h = p->held[p->held_head];
+    p->held_head = (p->held_head + 1) % p->held_cap;
+    p->held_n--;
+    if (ev_push(&p->evq, now, h.kind, h.a, h.b) != 0)
+        pipe_fail(p, "out of memory growing the event list");
 }
 
 static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now)
@@ -427,8 +487,7 @@ static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now)
     if (stn->busy < c->servers) {
         if (pipe_wakes(p, s)) {        /* cpu: wake a sleeping thread */
             stn->busy++;
-            if (ev_push(&p->evq, now + pipe_wake_ms(p, from), EV_WOKEN, (uint32_t)s, i) != 0)
-                pipe_fail(p, "out of memory growing the event list");
+            pipe_wake(p, from, now, EV_WOKEN, (uint32_t)s, i);
             return;
         }
         start_service(p, s, i, now);
@@ -478,8 +537,10 @@ static void woken(pipe_t *p, int s, uint32_t i, double now)
 static void depart(pipe_t *p, int s, uint32_t i, double now)
 {
     station_t *stn = &p->stn[s];
-    if (pipe_on_cores(p, s))           /* cpu: the time it took, sharing the cores */
+    if (pipe_on_cores(p, s)) {         /* cpu: the time it took, sharing the cores */
         p->items[i].svc = now - p->items[i].t_start;
+        pipe_job_ended(p, now);
+    }
     stn->busy--;
     tw_set(&stn->busy_tw, now, stn->busy);
     pipe_finish(p, s, i, now);
@@ -572,11 +633,10 @@ static void arrive(pipe_t *p, uint32_t j, double now)
         }
     }
     const cpu_cfg *u = &p->cfg->cpu;
-    double late = u->cores > 0 && u->source_timer ? pipe_timer_ms(p) : 0;
-    if (late > 0) {
+    if (u->cores > 0 && u->source_timer
+        && (cpu_timer_ms(u) > 0 || u->ntimer_busy > 0 || u->ntimer_held > 0)) {
         /* cpu: the camera thread wakes late from its sleep until this frame's time */
-        if (ev_push(&p->evq, now + late, EV_SOURCED, 0, i) != 0)
-            pipe_fail(p, "out of memory growing the event list");
+        pipe_timer_wake(p, now, EV_SOURCED, 0, i);
         return;
     }
     enter_stage(p, -1, p->first_frame, i, now);
@@ -808,6 +868,7 @@ static void pipe_free(pipe_t *p)
         gsl_rng_free(p->query_rng);
     if (p->wake_rng)
         gsl_rng_free(p->wake_rng);
+    free(p->held);
     ev_free(&p->evq);
 }
 
@@ -868,7 +929,9 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
         return -1;
     if (cfg->cpu.cores > 0 && cores_init(&p->cores, cfg->cpu.cores, cfg->cpu.speedup, cfg->cpu.nspeedup, EV_CORES) != 0)
         return -1;
-    if (cfg->cpu.cores > 0 && (cfg->cpu.nwake_busy > 0 || cfg->cpu.ntimer_busy > 0)
+    if (cfg->cpu.cores > 0
+        && (cfg->cpu.nwake_busy > 0 || cfg->cpu.ntimer_busy > 0 || cfg->cpu.nwake_held > 0
+            || cfg->cpu.ntimer_held > 0)
         && !(p->wake_rng = rng_stream(cfg->seed, rep, STREAM_WAKE)))
         return -1;
     if (gpu_setup(p) != 0 || ctl_setup(p) != 0)

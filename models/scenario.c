@@ -2070,8 +2070,8 @@ static int check_stage_flow(loader *ld, const yaml_node_t *list, const scenario_
 
 /* ---- cpu: cores shared by the stages (issue 7) --------------------------- */
 
-/* cpu: {cores: K, wake_ms: W, wake_busy: [DIST, ...], handoff_ms: H, timer_ms: T,
- * timer_busy: [DIST, ...], source: ideal|timer, speedup: [...], stages: [NAME, ...]} (see cpu_cfg). Without `stages` every
+/* cpu: {cores: K, wake_ms: W, wake_busy: [DIST, ...], wake_held: [H, ...], handoff_ms: H,
+ * timer_ms: T, timer_busy: [DIST, ...], timer_held: [H, ...], source: ideal|timer, speedup: [...], stages: [NAME, ...]} (see cpu_cfg). Without `stages` every
  * stage's threads share the cores. */
 /* The index of the stage called name, written at node n (path names it in
  * messages); -1 with an "unknown stage" error (and a did-you-mean) if none. */
@@ -2124,10 +2124,39 @@ static int read_busy_list(loader *ld, const yaml_node_t *map, const char *key, d
     return 0;
 }
 
+/* cpu.wake_held / cpu.timer_held: [h0, h1, ...], shares 0..1 by the jobs on
+ * the cores (the last for more). */
+static int read_share_list(loader *ld, const yaml_node_t *map, const char *key, double *h, int *n)
+{
+    char path[SCN_PATH_LEN], ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    const yaml_node_t *list = get(ld, map, key);
+    if (!list)
+        return 0;
+    path_key(path, "cpu", key);
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of shares from 0 to 1 such as [0, 0.2, 0.55], "
+                    "got %s", describe(list, show, sizeof show));
+    size_t len = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (len == 0 || len > CFG_MAX_WAKE_BUSY)
+        return fail(ld, list, path, "must list 1 to %d shares (0, 1, ... jobs on the cores), got %zu",
+                    CFG_MAX_WAKE_BUSY, len);
+    for (size_t i = 0; i < len; i++) {
+        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        path_index(ipath, path, i);
+        if (read_double(ld, e, ipath, NONNEGATIVE, &h[i]))
+            return -1;
+        if (h[i] > 1)
+            return fail(ld, e, ipath, "a share must be from 0 to 1, got %g", h[i]);
+    }
+    *n = (int)len;
+    return 0;
+}
+
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
-    static const char *const keys[] = {"cores", "wake_ms", "wake_busy", "handoff_ms", "timer_ms",
-                                       "timer_busy", "source", "stages", "speedup", NULL};
+    static const char *const keys[] = {"cores", "wake_ms", "wake_busy", "wake_held", "handoff_ms",
+                                       "timer_ms", "timer_busy", "timer_held", "source", "stages",
+                                       "speedup", NULL};
     static const char *const sources[] = {"ideal", "timer", NULL};
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
@@ -2170,7 +2199,9 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
         u->nspeedup = (int)n;
     }
     if (read_busy_list(ld, map, "wake_busy", u->wake_busy, &u->nwake_busy)
-        || read_busy_list(ld, map, "timer_busy", u->timer_busy, &u->ntimer_busy))
+        || read_busy_list(ld, map, "timer_busy", u->timer_busy, &u->ntimer_busy)
+        || read_share_list(ld, map, "wake_held", u->wake_held, &u->nwake_held)
+        || read_share_list(ld, map, "timer_held", u->timer_held, &u->ntimer_held))
         return -1;
     u->stage_mask = c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1);
     const yaml_node_t *list = get(ld, map, "stages");

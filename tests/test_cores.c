@@ -314,6 +314,17 @@ Test(cores, busy_lists_load)
     cr_assert_not_null(load_err(BASE "cpu: {cores: 2, wake_busy: [{dist: constant, ms: 0.1}, "
                                 "{dist: exponential, mean_ms: -1}]}\n", &c, err, sizeof err));
     cr_expect(strstr(err, "cpu.wake_busy[1]"), "%s", err);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, wake_held: [0, 0.25], timer_held: [0.5]}\n", &c,
+                            err, sizeof err), "%s", err);
+    cr_expect_eq(c.cpu.nwake_held, 2);
+    cr_expect_eq(c.cpu.ntimer_held, 1);
+    near("wake_held[1]", c.cpu.wake_held[1], 0.25, EXACT);
+    near("timer_held[0]", c.cpu.timer_held[0], 0.5, EXACT);
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, wake_held: [0, 1.5]}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.wake_held[1]") && strstr(err, "from 0 to 1"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, timer_held: {a: 1}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.timer_held") && strstr(err, "expected a list"), "%s", err);
 }
 
 /* Frames of two streams at 0 and 2 ms (1 FPS), 2 decode servers on 2 cores,
@@ -419,6 +430,71 @@ Test(cores, timer_by_jobs_running)
     rep1(&c, &rs);
     hist_is("encode wait", &rs.stage[1].wait, 20, 10 * (5.0 + 3.25), 3.25, 5.0);
     hist_is("e2e", &rs.e2e, 20, 10 * (10.5 + 8.75), 8.75, 10.5);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+/* wake_held: frames at 0 and 2 ms (1 FPS), 2 decode servers on 2 cores,
+ * constant 5 ms, wake_ms 0.1, wake_held [0, 1]: every wake-up with a job
+ * running is queued behind it. A: none running, 0.1 late, [0.1, 5.1]; B at
+ * 2 finds A running: held until A's job ends at 5.1, then [5.1, 10.1].
+ * Waits 0.1 and 3.1, sojourns 5.1 and 8.1. */
+Test(cores, wake_held_behind_a_running_job)
+{
+    scenario_cfg c;
+    kit_base(&c, "held", 1, 1, 0, 0.0, 10.0, 1);
+    periodic(&c, 2, 1.0);
+    c.workload.phase = PHASE_GIVEN;
+    c.workload.nphase_sets = 1;
+    c.workload.phase_ms = malloc(2 * sizeof(double));
+    cr_assert_not_null(c.workload.phase_ms);
+    c.workload.phase_ms[0] = 0.0;
+    c.workload.phase_ms[1] = 2.0;
+    on_workers(&c, 0, "decode", 2, 5.0);
+    c.cpu.cores = 2;
+    c.cpu.stage_mask = 1;
+    c.cpu.wake_ms = 0.1;
+    c.cpu.nwake_held = 2;
+    c.cpu.wake_held[0] = 0;
+    c.cpu.wake_held[1] = 1;
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("decode wait", &rs.stage[0].wait, 20, 10 * (0.1 + 3.1), 0.1, 3.1);
+    hist_is("decode sojourn", &rs.stage[0].sojourn, 20, 10 * (5.1 + 8.1), 5.1, 8.1);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+/* timer_held: the timer_by_jobs_running pipeline with wake_ms 0.5, timer_ms
+ * 1.25 and timer_held [0, 1]. A's batch timeout is due at 6.5 beside B's
+ * decode [6.0, 10.0]: held till that job ends at 10.0. B reaches the GPU
+ * queue at that instant, so the woken thread batches both: [10.0, 11.0].
+ * Encode waits 5.5 (A) and 0 (B); e2e 11.0 and 11.0 - 5.5 = 5.5. */
+Test(cores, timer_held_behind_a_running_job)
+{
+    scenario_cfg c;
+    kit_base(&c, "timerheld", 1, 2, 1, 0.0, 10.0, 1);
+    periodic(&c, 2, 1.0);
+    c.workload.phase = PHASE_GIVEN;
+    c.workload.nphase_sets = 1;
+    c.workload.phase_ms = malloc(2 * sizeof(double));
+    cr_assert_not_null(c.workload.phase_ms);
+    c.workload.phase_ms[0] = 0.0;
+    c.workload.phase_ms[1] = 5.5;
+    on_workers(&c, 0, "decode", 1, 4.0);
+    on_gpu(&c, 1, "encode", 4, 2.0, 1.0);
+    c.cpu.cores = 2;
+    c.cpu.stage_mask = 3;
+    c.cpu.wake_ms = 0.5;
+    c.cpu.has_timer = 1;
+    c.cpu.timer_ms = 1.25;
+    c.cpu.ntimer_held = 2;
+    c.cpu.timer_held[0] = 0;
+    c.cpu.timer_held[1] = 1;
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("encode wait", &rs.stage[1].wait, 20, 10 * 5.5, 0, 5.5);
+    hist_is("e2e", &rs.e2e, 20, 10 * (11.0 + 5.5), 5.5, 11.0);
     pipe_stats_free(&rs);
     cfg_free(&c);
 }

@@ -840,21 +840,25 @@ Test(realpipe, wakeup_ring_speedup_is_net_of_the_handoff, .timeout = 60)
 /* wakecal's classes on hand-made jobs (ms), 2 cores (classes 0, 1, 2+):
  *   J0 due 0,   handed over 0.1,  runs [0.2, 1.2), a worker asleep
  *   J1 due 0.5, handed over 0.5,  runs [0.7, 2.0), asleep
- *   J2 due 0.8, handed over 0.9,  runs [2.0, 3.0), no worker asleep
- *   J3 due 2.5, handed over 2.6,  runs [2.65, 2.7), asleep
+ *   J2 due 0.8, handed over 1.25, runs [2.0, 3.0), no worker asleep
+ *   J3 due 2.5, handed over 2.6,  runs [3.0, 3.05), asleep
  *   J4 due 0.9, handed over 0.95, runs [1.1, 1.5), asleep
- * Running at 0.1: none; at 0.5: J0; at 0.95: J0, J1; at 2.6: J2 (J1 ended
- * at 2.0). Wake samples (start - handoff): class 0 {0.1}, class 1 {0.2,
- * 0.05}, class 2 {0.15}; J2 gives none. Timer samples (handoff - due),
- * classed at the due time: J0 at 0 (none running) 0.1; J1 at 0.5 (J0) 0;
- * J2 at 0.8 (J0, J1) 0.1; J3 at 2.5 (J2) 0.1; J4 at 0.9 (J0, J1) 0.05:
- * class 0 {0.1}, class 1 {0, 0.1}, class 2 {0.1, 0.05}. Without J4 no job
- * woke a worker with two running: an error naming the class. */
+ * Wake samples (start - handoff), by the jobs running at the handoff: J0 at
+ * 0.1 (none) 0.1; J1 at 0.5 (J0, ending 1.2) 0.2, quick; J3 at 2.6 (J2,
+ * ending 3.0) 0.4, held to J2's end; J4 at 0.95 (J0, J1: the first ends
+ * 1.2) 0.15, quick (0.25 would be held, and 0.2 is within the 0.05
+ * tolerance). J2 gives none. So n 1 / 2 / 1, held 0 / 0.5 / 0, the quick
+ * ones' means 0.1 / 0.2 / 0.15, the held one's 0.4.
+ * Timer samples (handoff - due), by the jobs running when due: J0 at 0
+ * (none) 0.1; J1 at 0.5 (J0) 0; J2 at 0.8 (J0, J1: the first ends 1.2)
+ * 0.45, held; J3 at 2.5 (J2) 0.1; J4 at 0.9 (J0, J1) 0.05. So n 1 / 2 / 2,
+ * held 0 / 0 / 0.5, quick means 0.1 / 0.05 / 0.05.
+ * Without J4 no wake-up happened with two running: an error naming the class. */
 Test(realpipe, wakecal_classes_by_hand)
 {
     const rp_wake_job jobs[] = {
         {0.0, 0.1, 0.2, 1.2, 0, 0, 1},  {0.5, 0.5, 0.7, 2.0, 0, 0, 1},
-        {0.8, 0.9, 2.0, 3.0, 0, 1, 0},  {2.5, 2.6, 2.65, 2.7, 1, 3, 1},
+        {0.8, 1.25, 2.0, 3.0, 0, 1, 0}, {2.5, 2.6, 3.0, 3.05, 1, 3, 1},
         {0.9, 0.95, 1.1, 1.5, 1, 3, 1},
     };
     rp_wake_result r;
@@ -862,18 +866,22 @@ Test(realpipe, wakecal_classes_by_hand)
     memset(&r, 0, sizeof r);
     r.classes = 3;
     cr_assert_eq(rp_wake_classify(&r, jobs, 5, err, sizeof err), 0, "%s", err);
-    const size_t wn[3] = {1, 2, 1}, tn[3] = {1, 2, 2};
-    const double wmean[3] = {0.1, 0.125, 0.15}, tmean[3] = {0.1, 0.05, 0.075};
+    const size_t wall[3] = {1, 2, 1}, tall[3] = {1, 2, 2};
+    const double wheld[3] = {0, 0.5, 0}, theld[3] = {0, 0, 0.5};
+    const double wmean[3] = {0.1, 0.2, 0.15}, tmean[3] = {0.1, 0.05, 0.05};
     for (int k = 0; k < 3; k++) {
-        cr_expect_eq(r.wake.n[k], wn[k], "wake class %d", k);
-        cr_expect_eq(r.timer.n[k], tn[k], "timer class %d", k);
-        close_to("wake mean", r.wake.mean[k], wmean[k]);
-        close_to("timer mean", r.timer.mean[k], tmean[k]);
+        cr_expect_eq(r.wake.all[k], wall[k], "wake class %d", k);
+        cr_expect_eq(r.timer.all[k], tall[k], "timer class %d", k);
+        close_to("wake held share", r.wake.held[k], wheld[k]);
+        close_to("timer held share", r.timer.held[k], theld[k]);
+        close_to("wake quick mean", r.wake.mean[k], wmean[k]);
+        close_to("timer quick mean", r.timer.mean[k], tmean[k]);
+        cr_expect_eq(r.wake.n[k], wall[k] - (wheld[k] > 0), "quick wake samples, class %d", k);
     }
-    close_to("wake class 1 sorted: first", r.wake.samples[1][0], 0.05);
-    close_to("wake class 1 sorted: last", r.wake.samples[1][1], 0.2);
-    close_to("timer class 2, load step 3 (J3 is class 1)", r.timer.mean_at[3][2], 0.05);
-    cr_expect_eq(r.timer.n_at[3][1], 1);
+    close_to("the held wake-up's mean", r.wake.held_ms[1], 0.4);
+    close_to("the held timer's mean", r.timer.held_ms[2], 0.45);
+    close_to("every wait by load: load 3, timer class 1 (J3)", r.timer.mean_at[3][1], 0.1);
+    close_to("every wait by load: load 1, timer class 2 (J2, held)", r.timer.mean_at[1][2], 0.45);
     rp_wake_free(&r);
     memset(&r, 0, sizeof r);
     r.classes = 3;
@@ -917,11 +925,14 @@ Test(realpipe, wakecal_run, .timeout = 120)
             close_to("mean of the samples", f[m]->mean[k], sum / (double)f[m]->n[k]);
             cr_expect(f[m]->p50[k] <= f[m]->p90[k] && f[m]->p90[k] <= f[m]->p99[k], "quantiles in order");
         }
-        nw += r.wake.n[k];
-        nt += r.timer.n[k];
+        nw += r.wake.all[k];
+        nt += r.timer.all[k];
+        cr_expect_eq(r.wake.n[k], (size_t)llround((1 - r.wake.held[k]) * (double)r.wake.all[k]),
+                     "the quick samples are the ones not held");
     }
     cr_expect_eq((long)nt, r.jobs, "every release has a timer sample");
     cr_expect_leq((long)nw, r.jobs);
+    close_to("nothing held with no job running", r.wake.held[0] + r.timer.held[0], 0);
     rp_wake_free(&r);
     p.cores = 9;
     cr_expect_eq(rp_wake_run(&p, 0.5, &r, err, sizeof err), -1);
@@ -947,11 +958,17 @@ Test(realpipe, scenario_with_wakecal)
     rp_params_default(&p);
     p.nwake_busy = 2;
     snprintf(p.wake_calib, sizeof p.wake_calib, "%s/w.yaml", dir);
+    p.wake_held[1] = 0.3;
+    p.timer_held[1] = 0.125;
     rp_capacity cap;
     scenario_cfg c;
     fixture_scenario(&p, 1, NULL, 0, &cap, &c);
     cr_assert_eq(c.cpu.nwake_busy, 2);
     cr_assert_eq(c.cpu.ntimer_busy, 2);
+    cr_assert_eq(c.cpu.nwake_held, 2);
+    cr_assert_eq(c.cpu.ntimer_held, 2);
+    close_to("wake_held", c.cpu.wake_held[0] + c.cpu.wake_held[1], 0.3);
+    close_to("timer_held", c.cpu.timer_held[1], 0.125);
     for (int k = 0; k < 2; k++) {
         close_to("wake_busy mean", dist_mean(&c.cpu.wake_busy[k]), means[k]);
         close_to("timer_busy mean", dist_mean(&c.cpu.timer_busy[k]), means[2 + k]);

@@ -189,15 +189,35 @@ static int read_wake_calib(const char *path, rp_params *p, char *err, size_t n)
     FILE *f = open_read(path, err, n);
     if (!f)
         return -1;
-    char line[512];
-    int classes = 0;
-    while (!classes && fgets(line, sizeof line, f))
-        if (sscanf(line, "wake_busy: {classes: %d", &classes) != 1)
-            classes = 0;
+    char line[1024];
+    int classes = 0, got[2] = {0, 0};
+    while (fgets(line, sizeof line, f))
+        for (int fam = 0; fam < 2; fam++) {
+            int c;
+            const char *h = strstr(line, ", held: [");
+            if (sscanf(line, fam ? "timer_busy: {classes: %d" : "wake_busy: {classes: %d", &c) != 1 || !h
+                || c < 1 || c > RP_WAKE_MAX_CLASSES)
+                continue;
+            double *out = fam ? p->timer_held : p->wake_held;
+            h += 9;
+            for (int k = 0; k < c; k++) {
+                char *end;
+                out[k] = strtod(h, &end);
+                if (end == h || !(out[k] >= 0 && out[k] <= 1))
+                    c = 0;
+                h = end + (*end == ',' ? 2 : 0);
+            }
+            got[fam] = c;
+            if (!fam)
+                classes = c;
+        }
     fclose(f);
+    if (got[0] != got[1])
+        classes = 0;
     if (classes < 1 || classes > RP_WAKE_MAX_CLASSES) {
-        snprintf(err, n, "%s: no \"wake_busy: {classes: N, ...}\" line with N 1..%d (expected "
-                 "vlrealpipe wakecal --out output)", path, RP_WAKE_MAX_CLASSES);
+        snprintf(err, n, "%s: no \"wake_busy: {classes: N, ..., held: [...]}\" and \"timer_busy: "
+                 "{...}\" lines of N 1..%d classes each (expected vlrealpipe wakecal --out output)",
+                 path, RP_WAKE_MAX_CLASSES);
         return -1;
     }
     char *abs = realpath(path, NULL);
@@ -521,14 +541,15 @@ static int cmd_corecal(opts *o, char *err, size_t n)
 static int family_text(char *t, size_t cap, const char *name, const rp_wake_result *r,
                        const rp_wake_classes *f)
 {
-    const char *keys[] = {"n", "mean_ms", "p50_ms", "p90_ms", "p99_ms"};
+    const char *keys[] = {"n", "held", "held_ms", "quick", "mean_ms", "p50_ms", "p90_ms", "p99_ms"};
     size_t len = (size_t)snprintf(t, cap, "%s: {classes: %d", name, r->classes);
-    for (int m = 0; m < 5 && len < cap; m++) {
+    for (int m = 0; m < 8 && len < cap; m++) {
         len += (size_t)snprintf(t + len, cap - len, ", %s: [", keys[m]);
         for (int k = 0; k < r->classes && len < cap; k++) {
-            double v = m == 0 ? (double)f->n[k] : m == 1 ? f->mean[k] : m == 2 ? f->p50[k]
-                     : m == 3 ? f->p90[k] : f->p99[k];
-            len += (size_t)snprintf(t + len, cap - len, m == 0 ? "%s%.0f" : "%s%.4f", k ? ", " : "", v);
+            double v[8] = {(double)f->all[k], f->held[k], f->held_ms[k], (double)f->n[k], f->mean[k],
+                           f->p50[k], f->p90[k], f->p99[k]};
+            len += (size_t)snprintf(t + len, cap - len, m == 0 || m == 3 ? "%s%.0f" : "%s%.4f",
+                                    k ? ", " : "", v[m]);
         }
         if (len < cap)
             len += (size_t)snprintf(t + len, cap - len, "]");
@@ -571,7 +592,9 @@ static int cmd_wakecal(opts *o, char *err, size_t n)
                        "# each one's time. wake_busy: the wait (ms) of a job handed over while a worker slept\n"
                        "# (its wake-up alone), by the other jobs running at the handoff; timer_busy: how late\n"
                        "# the release thread woke, by the jobs running when it was due (the last class: %d or\n"
-                       "# more). Samples beside this file (.busyK.samples, .timerK.samples)\n",
+                       "# more). n waits; held: the share that lasted till the first running job's end (mean\n"
+                       "# held_ms); the quick others' count, mean and quantiles, and their samples beside this\n"
+                       "# file (.busyK.samples, .timerK.samples)\n",
                        r.workers, r.jobs, o->p.keep_every + 1, r.job_ms, o->p.cores, seconds,
                        r.classes - 1);
     len += family_text(text + len, sizeof text - (size_t)len, "wake_busy", &r, &r.wake);
@@ -588,7 +611,8 @@ static int cmd_wakecal(opts *o, char *err, size_t n)
         for (int i = 0; !rc && i < nf; i++) {
             int fam = i / r.classes, k = i % r.classes;
             const rp_wake_classes *c = fam ? &r.timer : &r.wake;
-            fprintf(f[i].f, "# vlrealpipe wakecal: %s (ms) with %d other job%s running%s\n",
+            fprintf(f[i].f, "# vlrealpipe wakecal: %s (ms) with %d other job%s running%s, "
+                    "the quick ones (not held to a running job's end)\n",
                     fam ? "how late the release thread woke from a timed wait"
                         : "the wait of a job handed over to a sleeping worker",
                     k, k == 1 ? "" : "s", k == r.classes - 1 ? " or more" : "");

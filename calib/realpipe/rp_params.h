@@ -46,6 +46,7 @@ typedef struct {
     int nwake_busy;            /* 0: none; else the wake-up by ops running beside it, in this many
                                   classes (vlrealpipe wakecal): the scenario's cpu.wake_busy */
     char wake_calib[1024];     /* that wakecal file (its samples lie beside it: rp_wake.h) */
+    double wake_held[9], timer_held[9];   /* its held shares by class: cpu.wake_held, timer_held */
 } rp_params;
 
 /* 8 streams at 30 FPS for 12 s (2 s warm-up), 640x360 GOP 30 (60-frame

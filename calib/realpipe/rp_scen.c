@@ -165,6 +165,9 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
             if (rp_wake_samples_path(p->wake_calib, fam, k, sp, sizeof sp) == 0)
                 fprintf(f, "%s{dist: empirical, file: \"%s\"}", k ? ", " : "", sp);
         }
+        fprintf(f, "], %s: [", fam ? "timer_held" : "wake_held");
+        for (int k = 0; k < p->nwake_busy; k++)
+            fprintf(f, "%s%.6g", k ? ", " : "", fam ? p->timer_held[k] : p->wake_held[k]);
         fprintf(f, "], ");
     }
     fprintf(f, "stages: [decode, sample, encode, reduce, llm_prefill, llm_decode]}\n");

@@ -142,19 +142,65 @@ static int running_at(const double *te, const int *cnt, size_t ne, double t, int
     return k < top ? k : top;
 }
 
-/* One family's classes: sample i (v[i], or none when cls[i] < 0) goes to class cls[i]. */
-static int family(rp_wake_classes *f, int classes, const rp_wake_job *jobs, const double *v, const int *cls,
-                  long njobs, const char *what, char *err, size_t errlen)
+/* The end of the first job running at t (t0 <= t < t1), or INFINITY: s
+ * holds the jobs' spans by start, none longer than maxdur. */
+typedef struct {
+    double t0, t1;
+} span;
+
+static int span_cmp(const void *a, const void *b)
+{
+    const span *x = a, *y = b;
+    return x->t0 < y->t0 ? -1 : x->t0 > y->t0;
+}
+
+static double first_end(const span *s, long n, double maxdur, double t)
+{
+    long lo = 0, hi = n;               /* the first span starting after t */
+    while (lo < hi) {
+        long mid = (lo + hi) / 2;
+        if (s[mid].t0 <= t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    double end = INFINITY;
+    for (long i = lo - 1; i >= 0 && s[i].t0 >= t - maxdur; i--)
+        if (s[i].t1 > t && s[i].t1 < end)
+            end = s[i].t1;
+    return end;
+}
+
+/* One family's classes: sample i (v[i], or none when cls[i] < 0) goes to
+ * class cls[i], held when it lasted until rem[i] (the first running job's
+ * end, after the sample's start) or later, less the tolerance. */
+static int family(rp_wake_classes *f, int classes, const rp_wake_job *jobs, const double *v,
+                  const double *rem, const int *cls, long njobs, const char *what, char *err,
+                  size_t errlen)
 {
     for (int k = 0; k < classes; k++) {
-        size_t m = 0;
+        size_t m = 0, held = 0;
+        double held_sum = 0;
         for (long i = 0; i < njobs; i++)
-            m += cls[i] == k;
+            if (cls[i] == k) {
+                f->all[k]++;
+                f->n_at[jobs[i].load][k]++;
+                f->mean_at[jobs[i].load][k] += v[i];
+                if (v[i] >= rem[i] - RP_WAKE_HELD_TOL) {
+                    held++;
+                    held_sum += v[i];
+                } else {
+                    m++;
+                }
+            }
         if (m == 0) {
-            snprintf(err, errlen, "wakecal: no %s with %d other job%s running%s; run it longer "
-                     "(--seconds)", what, k, k == 1 ? "" : "s", k == classes - 1 ? " or more" : "");
+            snprintf(err, errlen, "wakecal: no %s with %d other job%s running%s%s; run it longer "
+                     "(--seconds)", what, k, k == 1 ? "" : "s", k == classes - 1 ? " or more" : "",
+                     f->all[k] ? " but held ones" : "");
             return -1;
         }
+        f->held[k] = (double)held / (double)f->all[k];
+        f->held_ms[k] = held ? held_sum / (double)held : 0;
         double *x = malloc(m * sizeof *x);
         if (!x) {
             snprintf(err, errlen, "out of memory");
@@ -162,11 +208,8 @@ static int family(rp_wake_classes *f, int classes, const rp_wake_job *jobs, cons
         }
         m = 0;
         for (long i = 0; i < njobs; i++)
-            if (cls[i] == k) {
+            if (cls[i] == k && v[i] < rem[i] - RP_WAKE_HELD_TOL)
                 x[m++] = v[i];
-                f->n_at[jobs[i].load][k]++;
-                f->mean_at[jobs[i].load][k] += v[i];
-            }
         for (int l = 0; l < RP_WAKE_NLOADS; l++)
             if (f->n_at[l][k] > 0)
                 f->mean_at[l][k] /= (double)f->n_at[l][k];
@@ -189,30 +232,41 @@ int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long njobs, cha
     size_t ne = 2 * (size_t)njobs;
     rp_edge *ed = malloc((ne + 1) * sizeof *ed);
     double *te = malloc((ne + 1) * sizeof *te), *v = calloc((size_t)njobs + 1, sizeof *v);
+    double *rem = calloc((size_t)njobs + 1, sizeof *rem);
     int *cnt = malloc((ne + 1) * sizeof *cnt), *cls = calloc((size_t)njobs + 1, sizeof *cls);
+    span *sp = malloc(((size_t)njobs + 1) * sizeof *sp);
     int rc = -1, top = r->classes - 1;
-    if (!ed || !te || !v || !cnt || !cls) {
+    double maxdur = 0;
+    if (!ed || !te || !v || !rem || !cnt || !cls || !sp) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
     for (long i = 0; i < njobs; i++) {
         ed[2 * i] = (rp_edge){jobs[i].t0, +1};
         ed[2 * i + 1] = (rp_edge){jobs[i].t1, -1};
+        sp[i] = (span){jobs[i].t0, jobs[i].t1};
+        if (jobs[i].t1 - jobs[i].t0 > maxdur)
+            maxdur = jobs[i].t1 - jobs[i].t0;
     }
     rp_edges_count(ed, ne, te, cnt);
+    qsort(sp, (size_t)njobs, sizeof *sp, span_cmp);
     for (long i = 0; i < njobs; i++) {
         v[i] = jobs[i].t0 - jobs[i].tq;
         cls[i] = jobs[i].asleep ? running_at(te, cnt, ne, jobs[i].tq, top) : -1;
+        rem[i] = first_end(sp, njobs, maxdur, jobs[i].tq) - jobs[i].tq;
     }
-    if (family(&r->wake, r->classes, jobs, v, cls, njobs, "job handed over to a sleeping worker",
-               err, errlen))
+    if (family(&r->wake, r->classes, jobs, v, rem, cls, njobs,
+               "quick wake-up of a sleeping worker", err, errlen))
         goto out;
     for (long i = 0; i < njobs; i++) {
         v[i] = jobs[i].tq - jobs[i].due;
         cls[i] = running_at(te, cnt, ne, jobs[i].due, top);
+        rem[i] = first_end(sp, njobs, maxdur, jobs[i].due) - jobs[i].due;
     }
-    rc = family(&r->timer, r->classes, jobs, v, cls, njobs, "release due", err, errlen);
+    rc = family(&r->timer, r->classes, jobs, v, rem, cls, njobs, "quick timed wake-up", err, errlen);
 out:
+    free(rem);
+    free(sp);
     if (rc)
         rp_wake_free(r);
     free(ed);

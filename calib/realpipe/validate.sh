@@ -267,19 +267,20 @@ elapsed=$(( $(date +%s) - t_start ))
   echo "(vlrealpipe wakecal, apart from the pipeline: cores + 1 workers on one queue, the ops"
   echo "released at Poisson times at 20-80 % of the cores): wake, a job handed to a sleeping"
   echo "worker, by the ops running at the handoff; timer, how late the release thread's timed"
-  echo "wait woke, by the ops running when it was due. Mean ms (p90), the scenario's"
-  echo "cpu.wake_busy and cpu.timer_busy (the samples themselves):"
-  echo
+  echo "wait woke, by the ops running when it was due. Each cell: the share held till the first"
+  echo "running op's end (the scenario's cpu.wake_held / timer_held), then the other, quick"
+  echo "waits' mean ms and p90 (cpu.wake_busy / timer_busy draw from their samples):"
   echo "| calibration | wake 0 | wake 1 | wake 2+ | timer 0 | timer 1 | timer 2+ |"
   echo "|---|---|---|---|---|---|---|"
   for w in "$WCAL" $( [ "$RECAL" = 1 ] && for L in $LOADS; do echo "$WORK/runs/$L/wakecal.yaml"; done ); do
     lab=$(basename "$(dirname "$w")"); [ "$lab" = calib ] && lab=first || lab="load $lab"
     awk -v lab="$lab" '
-      function cells(line,   m, p, i, out) {
+      function cells(line,   m, p, h, i, out) {
         match(line, /mean_ms: \[[^]]*\]/); m = substr(line, RSTART + 10, RLENGTH - 11)
         match(line, /p90_ms: \[[^]]*\]/);  p = substr(line, RSTART + 9, RLENGTH - 10)
-        split(m, mm, ", "); split(p, pp, ", "); out = ""
-        for (i = 1; i <= 3; i++) out = out sprintf(" %.3f (%.3f) |", mm[i], pp[i])
+        match(line, / held: \[[^]]*\]/);   h = substr(line, RSTART + 8, RLENGTH - 9)
+        split(m, mm, ", "); split(p, pp, ", "); split(h, hh, ", "); out = ""
+        for (i = 1; i <= 3; i++) out = out sprintf(" %.0f %%; %.3f (%.3f) |", 100 * hh[i], mm[i], pp[i])
         return out }
       /^wake_busy:/ { w = cells($0) } /^timer_busy:/ { t = cells($0) }
       END { printf "| %s |%s%s\n", lab, w, t }' "$w"

@@ -412,6 +412,11 @@ static int jobs_on_cores(const pipe_t *p, int from)
 
 static void hold(pipe_t *p, uint32_t kind, uint32_t a, uint64_t b)
 {
+    for (size_t j = 0; kind == EV_GPU_WAKE && j < p->held_n; j++) {
+        const struct held_wake *h = &p->held[(p->held_head + j) % p->held_cap];
+        if (h->kind == kind && h->a == a)
+            return;                        /* that GPU thread is held already: one wake-up */
+    }
     if (p->held_n == p->held_cap) {        /* grow the ring, unrolled from its head */
         size_t cap = p->held_cap ? 2 * p->held_cap : 16;
         struct held_wake *h = malloc(cap * sizeof *h);
@@ -462,15 +467,29 @@ double pipe_timer_ms(const pipe_t *p)
     return cpu_timer_ms(&p->cfg->cpu);
 }
 
+/* A held wake-up that would do nothing now: a GPU thread already running a
+ * batch (it looks at its queues when the batch ends). */
+static int moot(const pipe_t *p, const struct held_wake *h)
+{
+    return h->kind == EV_GPU_WAKE && p->gpu[h->a].busy;
+}
+
+/* The ended job's core goes to the first held thread that has work; when
+ * no stage job is left on the cores, every held thread runs (the cores are
+ * free). A moot one is dropped without taking the core. */
 void pipe_job_ended(pipe_t *p, double now)
 {
-    if (p->held_n == 0)
-        return;
-    struct held_wake h = p->held[p->held_head];
-    p->held_head = (p->held_head + 1) % p->held_cap;
-    p->held_n--;
-    if (ev_push(&p->evq, now, h.kind, h.a, h.b) != 0)
-        pipe_fail(p, "out of memory growing the event list");
+    int released = 0;
+    while (p->held_n > 0 && (!released || jobs_on_cores(p, -1) == 0)) {
+        struct held_wake h = p->held[p->held_head];
+        p->held_head = (p->held_head + 1) % p->held_cap;
+        p->held_n--;
+        if (moot(p, &h))
+            continue;
+        if (ev_push(&p->evq, now, h.kind, h.a, h.b) != 0)
+            pipe_fail(p, "out of memory growing the event list");
+        released = 1;
+    }
 }
 
 static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now)

@@ -498,3 +498,37 @@ Test(cores, timer_held_behind_a_running_job)
     pipe_stats_free(&rs);
     cfg_free(&c);
 }
+
+/* Held threads when the cores empty: frames at 0, 1 and 2 ms (1 FPS), 3
+ * decode servers on 2 cores, constant 5 ms, wake_ms 0.1, wake_held [0, 1].
+ * A runs [0.1, 5.1]; B (at 1) and C (at 2) are held behind it. When A's job
+ * ends no stage job is left on the cores, so both run at once: [5.1, 10.1]
+ * each, on a core each. (Released one per job end, C would wait for B's end
+ * at 10.1 — and with nothing else to end, a held thread would wait for the
+ * next frame's job.) Waits 0.1, 4.1, 3.1; sojourns 5.1, 9.1, 8.1. */
+Test(cores, held_threads_run_when_the_cores_empty)
+{
+    scenario_cfg c;
+    kit_base(&c, "heldall", 1, 1, 0, 0.0, 10.0, 1);
+    periodic(&c, 3, 1.0);
+    c.workload.phase = PHASE_GIVEN;
+    c.workload.nphase_sets = 1;
+    c.workload.phase_ms = malloc(3 * sizeof(double));
+    cr_assert_not_null(c.workload.phase_ms);
+    c.workload.phase_ms[0] = 0.0;
+    c.workload.phase_ms[1] = 1.0;
+    c.workload.phase_ms[2] = 2.0;
+    on_workers(&c, 0, "decode", 3, 5.0);
+    c.cpu.cores = 2;
+    c.cpu.stage_mask = 1;
+    c.cpu.wake_ms = 0.1;
+    c.cpu.nwake_held = 2;
+    c.cpu.wake_held[0] = 0;
+    c.cpu.wake_held[1] = 1;
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("decode wait", &rs.stage[0].wait, 30, 10 * (0.1 + 4.1 + 3.1), 0.1, 4.1);
+    hist_is("decode sojourn", &rs.stage[0].sojourn, 30, 10 * (5.1 + 9.1 + 8.1), 5.1, 9.1);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}

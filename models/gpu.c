@@ -407,9 +407,9 @@ static void kick(pipe_t *p, int g, double now)
          * depends on the cores when it is due, so the wake at `earliest` is a
          * due one (gpu_wake draws how late then) */
         const cpu_cfg *u = &p->cfg->cpu;
-        int due = thread_on_cores(p, g) && (u->ntimer_busy > 0 || u->ntimer_held > 0);
-        if (thread_on_cores(p, g) && !due)
-            earliest += pipe_timer_ms(p);
+        int on = thread_on_cores(p, g), due = on && (u->ntimer_busy > 0 || u->ntimer_held > 0);
+        if (on && !due)
+            earliest += cpu_timer_ms(u);
         if (earliest < gp->wake_at) {
             gp->wake_at = earliest;
             if (ev_push(&p->evq, earliest, EV_GPU_WAKE, (uint32_t)g, (uint64_t)due) != 0)

@@ -152,8 +152,6 @@ void pipe_wake(pipe_t *p, int from, double now, uint32_t kind, uint32_t a, uint6
 /* cpu: a timed wait due now wakes, its event (kind, a, b) after timer_ms
  * (wake_ms without it) or a draw from timer_busy, or held (timer_held). */
 void pipe_timer_wake(pipe_t *p, double now, uint32_t kind, uint32_t a, uint64_t b);
-/* cpu: how late a timed wait wakes when that is known ahead: timer_ms, or wake_ms. */
-double pipe_timer_ms(const pipe_t *p);
 /* cpu: a stage's job on the cores has ended: the first held thread runs now. */
 void pipe_job_ended(pipe_t *p, double now);
 int pipe_fifo_push(fifo_t *q, uint32_t v);

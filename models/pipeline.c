@@ -462,11 +462,6 @@ void pipe_timer_wake(pipe_t *p, double now, uint32_t kind, uint32_t a, uint64_t 
             u->timer_held, u->ntimer_held, kind, a, b);
 }
 
-double pipe_timer_ms(const pipe_t *p)
-{
-    return cpu_timer_ms(&p->cfg->cpu);
-}
-
 /* A held wake-up that would do nothing now: a GPU thread already running a
  * batch (it looks at its queues when the batch ends). */
 static int moot(const pipe_t *p, const struct held_wake *h)

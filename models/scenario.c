@@ -2096,24 +2096,39 @@ static int stage_named(loader *ld, const yaml_node_t *n, const char *path,
     return -1;
 }
 
-/* cpu.wake_busy / cpu.timer_busy: [D0, D1, ...], the delay with k jobs on
- * the cores drawn from D_k (the last for more). *n counts the ones read, so
- * that cfg_free frees them whatever happens. */
-static int read_busy_list(loader *ld, const yaml_node_t *map, const char *key, dist_t *d, int *n)
+/* cpu.KEY, a list by the jobs on the cores (0, 1, ...; the last for more):
+ * *list NULL when absent, else a sequence of 1..CFG_MAX_WAKE_BUSY items
+ * (*len of them, the key's path in path). -1 with the error reported. */
+static int class_list(loader *ld, const yaml_node_t *map, const char *key, const char *example,
+                      char *path, const yaml_node_t **list, size_t *len)
 {
-    char path[SCN_PATH_LEN], ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
-    const yaml_node_t *list = get(ld, map, key);
-    if (!list)
+    char show[SCN_SHOW_LEN + 16];
+    *list = get(ld, map, key);
+    if (!*list)
         return 0;
     path_key(path, "cpu", key);
-    if (list->type != YAML_SEQUENCE_NODE)
-        return fail(ld, list, path, "expected a list of distributions such as [{dist: constant, "
-                    "ms: 0.03}, {dist: exponential, mean_ms: 0.15}], got %s",
-                    describe(list, show, sizeof show));
-    size_t len = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
-    if (len == 0 || len > CFG_MAX_WAKE_BUSY)
-        return fail(ld, list, path, "must list 1 to %d distributions (0, 1, ... jobs on the cores), "
-                    "got %zu", CFG_MAX_WAKE_BUSY, len);
+    if ((*list)->type != YAML_SEQUENCE_NODE)
+        return fail(ld, *list, path, "expected a list of %s, got %s", example,
+                    describe(*list, show, sizeof show));
+    *len = (size_t)((*list)->data.sequence.items.top - (*list)->data.sequence.items.start);
+    if (*len == 0 || *len > CFG_MAX_WAKE_BUSY)
+        return fail(ld, *list, path, "must list 1 to %d, one per number of jobs on the cores "
+                    "(0, 1, ...), got %zu",
+                    CFG_MAX_WAKE_BUSY, *len);
+    return 0;
+}
+
+/* cpu.wake_busy / cpu.timer_busy: [D0, D1, ...], the delay with k jobs on
+ * the cores drawn from D_k. *n counts the ones read, so that cfg_free frees
+ * them whatever happens. */
+static int read_busy_list(loader *ld, const yaml_node_t *map, const char *key, dist_t *d, int *n)
+{
+    char path[SCN_PATH_LEN], ipath[SCN_PATH_LEN];
+    const yaml_node_t *list;
+    size_t len = 0;
+    if (class_list(ld, map, key, "distributions such as [{dist: constant, ms: 0.03}, "
+                   "{dist: exponential, mean_ms: 0.15}]", path, &list, &len) || !list)
+        return list ? -1 : 0;
     for (size_t i = 0; i < len; i++) {
         const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
         path_index(ipath, path, i);
@@ -2125,21 +2140,15 @@ static int read_busy_list(loader *ld, const yaml_node_t *map, const char *key, d
 }
 
 /* cpu.wake_held / cpu.timer_held: [h0, h1, ...], shares 0..1 by the jobs on
- * the cores (the last for more). */
+ * the cores. */
 static int read_share_list(loader *ld, const yaml_node_t *map, const char *key, double *h, int *n)
 {
-    char path[SCN_PATH_LEN], ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
-    const yaml_node_t *list = get(ld, map, key);
-    if (!list)
-        return 0;
-    path_key(path, "cpu", key);
-    if (list->type != YAML_SEQUENCE_NODE)
-        return fail(ld, list, path, "expected a list of shares from 0 to 1 such as [0, 0.2, 0.55], "
-                    "got %s", describe(list, show, sizeof show));
-    size_t len = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
-    if (len == 0 || len > CFG_MAX_WAKE_BUSY)
-        return fail(ld, list, path, "must list 1 to %d shares (0, 1, ... jobs on the cores), got %zu",
-                    CFG_MAX_WAKE_BUSY, len);
+    char path[SCN_PATH_LEN], ipath[SCN_PATH_LEN];
+    const yaml_node_t *list;
+    size_t len = 0;
+    if (class_list(ld, map, key, "shares from 0 to 1 such as [0, 0.2, 0.55]", path, &list, &len)
+        || !list)
+        return list ? -1 : 0;
     for (size_t i = 0; i < len; i++) {
         const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
         path_index(ipath, path, i);

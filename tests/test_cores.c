@@ -292,6 +292,24 @@ Test(cores, scenario_keys)
     cr_expect(strstr(err, "cpu.source") && strstr(err, "did you mean 'timer'"), "%s", err);
 }
 
+/* Periodic streams at the given phases (ms), one set for every replication. */
+static void given_phases(scenario_cfg *c, int n, const double *ms)
+{
+    c->workload.phase = PHASE_GIVEN;
+    c->workload.nphase_sets = 1;
+    c->workload.phase_ms = malloc((size_t)n * sizeof(double));
+    cr_assert_not_null(c->workload.phase_ms);
+    memcpy(c->workload.phase_ms, ms, (size_t)n * sizeof(double));
+}
+
+/* cpu.wake_busy or timer_busy: n constant classes of ms[k]. */
+static void constants(dist_t *d, int *nd, int n, const double *ms)
+{
+    *nd = n;
+    for (int k = 0; k < n; k++)
+        cr_assert_null(dist_init_constant(&d[k], ms[k]));
+}
+
 /* cpu.wake_busy and cpu.timer_busy in the loader: lists of distributions,
  * their errors named by index. */
 Test(cores, busy_lists_load)
@@ -340,19 +358,12 @@ Test(cores, wake_by_jobs_running)
     scenario_cfg c;
     kit_base(&c, "wakebusy", 1, 1, 0, 0.0, 10.0, 1);
     periodic(&c, 2, 1.0);
-    c.workload.phase = PHASE_GIVEN;
-    c.workload.nphase_sets = 1;
-    c.workload.phase_ms = malloc(2 * sizeof(double));
-    cr_assert_not_null(c.workload.phase_ms);
-    c.workload.phase_ms[0] = 0.0;
-    c.workload.phase_ms[1] = 2.0;
+    given_phases(&c, 2, (const double[]){0.0, 2.0});
     on_workers(&c, 0, "decode", 2, 5.0);
     c.cpu.cores = 2;
     c.cpu.stage_mask = 1;
     c.cpu.handoff_ms = 0.2;
-    c.cpu.nwake_busy = 2;
-    cr_assert_null(dist_init_constant(&c.cpu.wake_busy[0], 0.1));
-    cr_assert_null(dist_init_constant(&c.cpu.wake_busy[1], 0.5));
+    constants(c.cpu.wake_busy, &c.cpu.nwake_busy, 2, (const double[]){0.1, 0.5});
     rep_stats rs;
     rep1(&c, &rs);
     hist_is("decode wait", &rs.stage[0].wait, 20, 10 * (0.1 + 0.5), 0.1, 0.5);
@@ -373,20 +384,12 @@ Test(cores, wake_counts_the_waker_carrying_on)
     scenario_cfg c;
     kit_base(&c, "carry", 1, 2, 0, 0.0, 10.0, 1);
     periodic(&c, 2, 1.0);
-    c.workload.phase = PHASE_GIVEN;
-    c.workload.nphase_sets = 1;
-    c.workload.phase_ms = malloc(2 * sizeof(double));
-    cr_assert_not_null(c.workload.phase_ms);
-    c.workload.phase_ms[0] = 0.0;
-    c.workload.phase_ms[1] = 1.0;
+    given_phases(&c, 2, (const double[]){0.0, 1.0});
     on_workers(&c, 0, "decode", 1, 5.0);
     on_workers(&c, 1, "sample", 1, 1.0);
     c.cpu.cores = 2;
     c.cpu.stage_mask = 3;
-    c.cpu.nwake_busy = 3;
-    cr_assert_null(dist_init_constant(&c.cpu.wake_busy[0], 0.1));
-    cr_assert_null(dist_init_constant(&c.cpu.wake_busy[1], 0.5));
-    cr_assert_null(dist_init_constant(&c.cpu.wake_busy[2], 0.9));
+    constants(c.cpu.wake_busy, &c.cpu.nwake_busy, 3, (const double[]){0.1, 0.5, 0.9});
     rep_stats rs;
     rep1(&c, &rs);
     hist_is("sample wait", &rs.stage[1].wait, 20, 10 * (0.5 + 0.1), 0.1, 0.5);
@@ -411,21 +414,13 @@ Test(cores, timer_by_jobs_running)
     scenario_cfg c;
     kit_base(&c, "timerbusy", 1, 2, 1, 0.0, 10.0, 1);
     periodic(&c, 2, 1.0);
-    c.workload.phase = PHASE_GIVEN;
-    c.workload.nphase_sets = 1;
-    c.workload.phase_ms = malloc(2 * sizeof(double));
-    cr_assert_not_null(c.workload.phase_ms);
-    c.workload.phase_ms[0] = 0.0;
-    c.workload.phase_ms[1] = 5.5;
+    given_phases(&c, 2, (const double[]){0.0, 5.5});
     on_workers(&c, 0, "decode", 1, 4.0);
     on_gpu(&c, 1, "encode", 4, 2.0, 1.0);
     c.cpu.cores = 2;
     c.cpu.stage_mask = 3;
-    c.cpu.nwake_busy = 1;
-    cr_assert_null(dist_init_constant(&c.cpu.wake_busy[0], 0.5));
-    c.cpu.ntimer_busy = 2;
-    cr_assert_null(dist_init_constant(&c.cpu.timer_busy[0], 1.25));
-    cr_assert_null(dist_init_constant(&c.cpu.timer_busy[1], 3.0));
+    constants(c.cpu.wake_busy, &c.cpu.nwake_busy, 1, (const double[]){0.5});
+    constants(c.cpu.timer_busy, &c.cpu.ntimer_busy, 2, (const double[]){1.25, 3.0});
     rep_stats rs;
     rep1(&c, &rs);
     hist_is("encode wait", &rs.stage[1].wait, 20, 10 * (5.0 + 3.25), 3.25, 5.0);
@@ -444,12 +439,7 @@ Test(cores, wake_held_behind_a_running_job)
     scenario_cfg c;
     kit_base(&c, "held", 1, 1, 0, 0.0, 10.0, 1);
     periodic(&c, 2, 1.0);
-    c.workload.phase = PHASE_GIVEN;
-    c.workload.nphase_sets = 1;
-    c.workload.phase_ms = malloc(2 * sizeof(double));
-    cr_assert_not_null(c.workload.phase_ms);
-    c.workload.phase_ms[0] = 0.0;
-    c.workload.phase_ms[1] = 2.0;
+    given_phases(&c, 2, (const double[]){0.0, 2.0});
     on_workers(&c, 0, "decode", 2, 5.0);
     c.cpu.cores = 2;
     c.cpu.stage_mask = 1;
@@ -475,12 +465,7 @@ Test(cores, timer_held_behind_a_running_job)
     scenario_cfg c;
     kit_base(&c, "timerheld", 1, 2, 1, 0.0, 10.0, 1);
     periodic(&c, 2, 1.0);
-    c.workload.phase = PHASE_GIVEN;
-    c.workload.nphase_sets = 1;
-    c.workload.phase_ms = malloc(2 * sizeof(double));
-    cr_assert_not_null(c.workload.phase_ms);
-    c.workload.phase_ms[0] = 0.0;
-    c.workload.phase_ms[1] = 5.5;
+    given_phases(&c, 2, (const double[]){0.0, 5.5});
     on_workers(&c, 0, "decode", 1, 4.0);
     on_gpu(&c, 1, "encode", 4, 2.0, 1.0);
     c.cpu.cores = 2;
@@ -511,13 +496,7 @@ Test(cores, held_threads_run_when_the_cores_empty)
     scenario_cfg c;
     kit_base(&c, "heldall", 1, 1, 0, 0.0, 10.0, 1);
     periodic(&c, 3, 1.0);
-    c.workload.phase = PHASE_GIVEN;
-    c.workload.nphase_sets = 1;
-    c.workload.phase_ms = malloc(3 * sizeof(double));
-    cr_assert_not_null(c.workload.phase_ms);
-    c.workload.phase_ms[0] = 0.0;
-    c.workload.phase_ms[1] = 1.0;
-    c.workload.phase_ms[2] = 2.0;
+    given_phases(&c, 3, (const double[]){0.0, 1.0, 2.0});
     on_workers(&c, 0, "decode", 3, 5.0);
     c.cpu.cores = 2;
     c.cpu.stage_mask = 1;

@@ -22,10 +22,8 @@ typedef struct shared shared;
 typedef struct {
     shared *sh;
     int me;
-    rp_ops ops;
-    bool ops_ok;
-    float *pix, *tok, *red;
-    long seq, done;                    /* done: read after the join */
+    rp_solo solo;                      /* its stream and kernels */
+    long done;                         /* read after the join */
 } worker;
 
 struct shared {
@@ -34,20 +32,16 @@ struct shared {
     int active;                        /* workers 0..active-1 work; the others wait */
     bool stop;
     atomic_long units;
-    const rp_params *p;
+    int keep_every;
 };
 
 /* One unit: the next keep_every frames of this worker's stream, then the
  * kept frame through encode, reduce and prefill at batch 1. */
 static void unit(worker *w)
 {
-    const rp_params *p = w->sh->p;
-    for (int k = 0; k < p->keep_every; k++, w->seq++)
-        rp_ops_decode(&w->ops, 0, w->seq, k == 0 ? w->pix : NULL);
-    float *pix[1] = {w->pix}, *tok[1] = {w->tok}, *red[1] = {w->red};
-    rp_ops_encode(&w->ops, 1, pix, tok);
-    rp_ops_reduce(&w->ops, 1, tok, red);
-    rp_ops_prefill(&w->ops, 1, red);
+    for (int k = 0; k < w->sh->keep_every; k++)
+        rp_solo_decode(&w->solo, k == 0);
+    rp_solo_chain(&w->solo);
 }
 
 static void *worker_main(void *arg)
@@ -127,8 +121,6 @@ int rp_cores_run(const rp_params *p, int threads, int rounds, double seconds, rp
     r->threads = threads;
     r->rounds = rounds;
     r->seconds = seconds;
-    rp_params one = *p;
-    one.streams = 1;                   /* each worker decodes a stream of its own */
     dect_clip *clip = NULL;
     worker *w = calloc((size_t)threads, sizeof *w);
     pthread_t *th = calloc((size_t)threads, sizeof *th);
@@ -139,7 +131,7 @@ int rp_cores_run(const rp_params *p, int threads, int rounds, double seconds, rp
     pthread_mutex_init(&sh.mu, NULL);
     pthread_cond_init(&sh.cv, NULL);
     atomic_init(&sh.units, 0);
-    sh.p = &one;
+    sh.keep_every = p->keep_every;
     int started = 0, rc = -1;
     if (!w || !th || !ratio || !units) {
         snprintf(err, errlen, "out of memory");
@@ -150,16 +142,8 @@ int rp_cores_run(const rp_params *p, int threads, int rounds, double seconds, rp
     for (int k = 0; k < threads; k++) {
         w[k].sh = &sh;
         w[k].me = k;
-        if (rp_ops_init(&w[k].ops, &one, clip, err, errlen))
+        if (rp_solo_init(&w[k].solo, p, clip, err, errlen))   /* a stream of its own */
             goto out;
-        w[k].ops_ok = true;
-        w[k].pix = calloc(RP_PIX_FLOATS, sizeof(float));
-        w[k].tok = calloc(RP_TOK_FLOATS, sizeof(float));
-        w[k].red = calloc((size_t)p->keep_tokens * 64, sizeof(float));
-        if (!w[k].pix || !w[k].tok || !w[k].red) {
-            snprintf(err, errlen, "out of memory");
-            goto out;
-        }
     }
     for (; started < threads; started++)
         if (pthread_create(&th[started], NULL, worker_main, &w[started])) {
@@ -193,13 +177,8 @@ out:
         pthread_join(th[k], NULL);
         r->done[k] = w[k].done;
     }
-    for (int k = 0; w && k < threads; k++) {
-        if (w[k].ops_ok)
-            rp_ops_free(&w[k].ops);
-        free(w[k].pix);
-        free(w[k].tok);
-        free(w[k].red);
-    }
+    for (int k = 0; w && k < threads; k++)
+        rp_solo_free(&w[k].solo);
     dect_clip_free(clip);
     pthread_mutex_destroy(&sh.mu);
     pthread_cond_destroy(&sh.cv);

@@ -2,6 +2,7 @@
  * sleep or read a clock: timing is the caller's. */
 #include "calib/realpipe/rp_ops.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -201,4 +202,47 @@ void rp_ops_prefill(rp_ops *o, int k, float *const *red)
 void rp_ops_decode_step(rp_ops *o, int b)
 {
     cpu_llm_decode(&o->wl, &o->kv_dec, b, o->p->decode_cache, o->xin, o->xout, o->ws_l);
+}
+
+/* ---- one thread's own stream and kernels ------------------------------- */
+
+int rp_solo_init(rp_solo *s, const rp_params *p, const dect_clip *clip, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof *s);
+    s->one = *p;
+    s->one.streams = 1;
+    if (rp_ops_init(&s->ops, &s->one, clip, err, errlen))
+        return -1;
+    s->ops_ok = 1;
+    s->pix = calloc(RP_PIX_FLOATS, sizeof(float));
+    s->tok = calloc(RP_TOK_FLOATS, sizeof(float));
+    s->red = calloc((size_t)p->keep_tokens * 64, sizeof(float));
+    if (!s->pix || !s->tok || !s->red) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+void rp_solo_free(rp_solo *s)
+{
+    if (s->ops_ok)
+        rp_ops_free(&s->ops);
+    free(s->pix);
+    free(s->tok);
+    free(s->red);
+    memset(s, 0, sizeof *s);
+}
+
+void rp_solo_decode(rp_solo *s, int sample)
+{
+    rp_ops_decode(&s->ops, 0, s->seq++, sample ? s->pix : NULL);
+}
+
+void rp_solo_chain(rp_solo *s)
+{
+    float *pix[1] = {s->pix}, *tok[1] = {s->tok}, *red[1] = {s->red};
+    rp_ops_encode(&s->ops, 1, pix, tok);
+    rp_ops_reduce(&s->ops, 1, tok, red);
+    rp_ops_prefill(&s->ops, 1, red);
 }

@@ -61,4 +61,25 @@ void rp_ops_prefill(rp_ops *o, int k, float *const *red);
  * cache decode_cache. */
 void rp_ops_decode_step(rp_ops *o, int b);
 
+/* One thread's own stream and kernels with one frame's buffers: a worker of
+ * the calibrations that run the pipeline's ops on several threads at once
+ * (corecal, rp_cores.c; wakecal, rp_wake.c). Its ops keep a pointer to `one`,
+ * so an rp_solo must not move once initialised. */
+typedef struct {
+    rp_params one;                          /* p with one stream: this thread's decoder */
+    rp_ops ops;
+    int ops_ok;
+    float *pix, *tok, *red;                 /* one frame's pixels, tokens, reduced tokens */
+    long seq;                               /* the stream's next frame */
+} rp_solo;
+
+/* 0, or -1 and a message (s is then still safe to rp_solo_free). */
+int rp_solo_init(rp_solo *s, const rp_params *p, const dect_clip *clip, char *err, size_t errlen);
+void rp_solo_free(rp_solo *s);
+/* The stream's next frame (an I-frame at its GOP positions); its luma onto
+ * pix when sample is not 0. */
+void rp_solo_decode(rp_solo *s, int sample);
+/* Encode, reduce and prefill the frame in pix at batch 1. */
+void rp_solo_chain(rp_solo *s);
+
 #endif

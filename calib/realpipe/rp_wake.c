@@ -25,10 +25,7 @@ typedef struct shared shared;
 
 typedef struct {
     shared *sh;
-    rp_ops ops;
-    bool ops_ok;
-    float *pix, *tok, *red;
-    long seq;
+    rp_solo solo;                  /* its stream and kernels */
 } worker;
 
 struct shared {
@@ -62,14 +59,10 @@ static void sleep_until(double ms)
  * chain at batch 1. */
 static void do_job(worker *w, int chain)
 {
-    if (!chain) {
-        rp_ops_decode(&w->ops, 0, w->seq++, w->pix);
-        return;
-    }
-    float *pix[1] = {w->pix}, *tok[1] = {w->tok}, *red[1] = {w->red};
-    rp_ops_encode(&w->ops, 1, pix, tok);
-    rp_ops_reduce(&w->ops, 1, tok, red);
-    rp_ops_prefill(&w->ops, 1, red);
+    if (chain)
+        rp_solo_chain(&w->solo);
+    else
+        rp_solo_decode(&w->solo, 1);
 }
 
 /* As the pipeline's threads (rp_pipe.c): timed waits wake on time, not 50 us late. */
@@ -290,8 +283,6 @@ int rp_wake_run(const rp_params *p, double seconds, rp_wake_result *r, char *err
     r->workers = p->cores + 1;
     r->seconds = seconds;
     memcpy(r->load, loads, sizeof loads);
-    rp_params one = *p;
-    one.streams = 1;                   /* each worker decodes a stream of its own */
     int nw = r->workers, started = 0, rc = -1;
     dect_clip *clip = NULL;
     worker *w = calloc((size_t)nw, sizeof *w);
@@ -310,16 +301,8 @@ int rp_wake_run(const rp_params *p, double seconds, rp_wake_result *r, char *err
         goto out;
     for (int k = 0; k < nw; k++) {
         w[k].sh = &sh;
-        if (rp_ops_init(&w[k].ops, &one, clip, err, errlen))
+        if (rp_solo_init(&w[k].solo, p, clip, err, errlen))   /* a stream of its own */
             goto out;
-        w[k].ops_ok = true;
-        w[k].pix = calloc(RP_PIX_FLOATS, sizeof(float));
-        w[k].tok = calloc(RP_TOK_FLOATS, sizeof(float));
-        w[k].red = calloc((size_t)p->keep_tokens * 64, sizeof(float));
-        if (!w[k].pix || !w[k].tok || !w[k].red) {
-            snprintf(err, errlen, "out of memory");
-            goto out;
-        }
     }
     r->job_ms = job_ms(&w[0], p->keep_every);
     /* room for every job: the loads' expected counts, and half as many again */
@@ -362,13 +345,8 @@ out:
         r->jobs = sh.tail;
         rc = rp_wake_classify(r, sh.jobs, sh.tail, err, errlen);
     }
-    for (int k = 0; w && k < nw; k++) {
-        if (w[k].ops_ok)
-            rp_ops_free(&w[k].ops);
-        free(w[k].pix);
-        free(w[k].tok);
-        free(w[k].red);
-    }
+    for (int k = 0; w && k < nw; k++)
+        rp_solo_free(&w[k].solo);
     dect_clip_free(clip);
     gsl_rng_free(rng);
     pthread_mutex_destroy(&sh.mu);

@@ -896,6 +896,24 @@ Test(realpipe, wakecal_classes_by_hand)
     cr_expect_eq(rp_wake_samples_path("a-long-name.yaml", 0, 0, sp, 8), -1);
 }
 
+/* The wake index by hand: two jobs with the cores idle (one class), waits
+ * 0.10 and 0.40 ms, the release thread 0.04 and 0.16 ms late; the p90s
+ * (linear between order statistics) 0.10 + 0.9 * 0.30 = 0.37 and
+ * 0.04 + 0.9 * 0.12 = 0.148, their geometric mean sqrt(0.05476). */
+Test(realpipe, wake_index_by_hand)
+{
+    const rp_wake_job jobs[] = {{0.0, 0.04, 0.14, 0.5, 0, 0, 1}, {1.0, 1.16, 1.56, 2.0, 0, 2, 1}};
+    rp_wake_result r;
+    char err[512] = "";
+    memset(&r, 0, sizeof r);
+    r.classes = 1;
+    cr_assert_eq(rp_wake_classify(&r, jobs, 2, err, sizeof err), 0, "%s", err);
+    close_to("wake p90, class 0", r.wake.p90[0], 0.37);
+    close_to("timer p90, class 0", r.timer.p90[0], 0.148);
+    close_to("the wake index", r.index_ms, sqrt(0.05476));
+    rp_wake_free(&r);
+}
+
 /* A short wakecal on the real ops (1 core: classes 0 and 1+): every release
  * is classed for the timer, the wake samples are those of jobs a worker
  * slept for, and each class's summary is its samples'. */

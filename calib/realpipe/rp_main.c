@@ -598,7 +598,11 @@ static int cmd_wakecal(opts *o, char *err, size_t n)
                        r.workers, r.jobs, o->p.keep_every + 1, r.job_ms, o->p.cores, seconds,
                        r.classes - 1);
     len += family_text(text + len, sizeof text - (size_t)len, "wake_busy", &r, &r.wake);
-    family_text(text + len, sizeof text - (size_t)len, "timer_busy", &r, &r.timer);
+    len += family_text(text + len, sizeof text - (size_t)len, "timer_busy", &r, &r.timer);
+    snprintf(text + len, sizeof text - (size_t)len,
+             "# the wake index: the geometric mean of the two class-0 quick p90s (ms), how fast a woken\n"
+             "# thread runs with the cores idle (make validate's after-run probe compares it)\n"
+             "wake_index_ms: %.4f\n", r.index_ms);
     fputs(text, stdout);
     int rc = 0;
     if (o->out) {

@@ -257,6 +257,8 @@ int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long njobs, cha
         rem[i] = first_end(sp, njobs, maxdur, jobs[i].due) - jobs[i].due;
     }
     rc = family(&r->timer, r->classes, jobs, v, rem, cls, njobs, "quick timed wake-up", err, errlen);
+    if (rc == 0)
+        r->index_ms = sqrt(r->wake.p90[0] * r->timer.p90[0]);
 out:
     free(rem);
     free(sp);

@@ -68,6 +68,10 @@ typedef struct {
     rp_wake_classes wake;          /* a handed-over job's wait, by the jobs running at the handoff */
     rp_wake_classes timer;         /* how late the release thread woke from its timed wait, by
                                       the jobs running when it was due */
+    double index_ms;               /* the wake index: the geometric mean of the two families'
+                                      class-0 quick p90s, how fast a woken thread runs with the
+                                      cores idle (make validate's after-run probe compares it:
+                                      the host's wake-ups switch regimes on a shared VM) */
 } rp_wake_result;
 
 /* One job of the measurement (ms, monotonic). */
@@ -83,8 +87,8 @@ typedef struct {
  * class "jobs running at tq"; every job gives a timer sample tq - due of
  * class "jobs running at due" (running at t: t0 <= t < t1; the last class
  * takes the rest); a sample is held when it lasts at least until the first
- * of those jobs ends, less RP_WAKE_HELD_TOL. 0, or -1 and a message when a
- * class has no quick sample (r then holds none). */
+ * of those jobs ends, less RP_WAKE_HELD_TOL; and r->index_ms. 0, or -1 and a
+ * message when a class has no quick sample (r then holds none). */
 int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long n, char *err, size_t errlen);
 
 /* 0, or -1 and a message. p->cores 1..8 (the workers are cores + 1),

@@ -32,7 +32,14 @@
 # --rounds PROBE_ROUNDS, about 3 s) gives the capacity the machine had then; a run
 # whose after-run capacity is off the load point's calibrated one by more than
 # PROBE_TOL (either way) is run again, up to TRIES times in all (the machine was
-# not the one calibrated; validation/rejected.csv),
+# not the one calibrated; validation/rejected.csv), WAKE_TOL (2) and
+# WAKE_PROBE_S (0.5): after each run a short wakecal (--seconds WAKE_PROBE_S,
+# about 2.5 s) gives how fast a woken thread ran with the cores idle then (the
+# wake index: the geometric mean of its wake and timer class-0 quick p90s); a run
+# whose index is off the load point's wakecal by more than a factor WAKE_TOL
+# (either way) is run again too (on a shared VM the host's wake-ups switch between
+# regimes minutes apart: at 06:00 UTC on 2026-12-02 a class-0 p90 of 0.2 ms in one
+# calibration and 2.6 ms in the next),
 # LOADS ("0.30 0.50 0.70 0.85"), NOTE (a line for the report, e.g. "taken on a
 # loaded machine"), NICE (-19 when root, else 0: the
 # calibration and the runs get a higher scheduling weight than other processes, so
@@ -50,6 +57,8 @@ RECAL=${RECAL:-1}
 PROBE_TOL=${PROBE_TOL:-0.08}
 PROBE_ROUNDS=${PROBE_ROUNDS:-10}
 TRIES=${TRIES:-3}
+WAKE_TOL=${WAKE_TOL:-2}
+WAKE_PROBE_S=${WAKE_PROBE_S:-0.5}
 LOADS=${LOADS:-"0.30 0.50 0.70 0.85"}
 NOTE=${NOTE:-}
 OUT=validation
@@ -77,6 +86,11 @@ rm -rf "$WORK"
 mkdir -p "$WORK/calib" "$WORK/runs" "$OUT"
 t_start=$(date +%s)
 log() { echo "validate [$(( $(date +%s) - t_start )) s]: $*" >&2; }
+# The wake index of a wakecal summary (its wake_index_ms: the geometric mean of the
+# wake and timer families' class-0 quick p90s, ms); 0 when the file has none.
+wake_index() {
+  awk '/^wake_index_ms:/ { v = $2 } END { printf "%.4f\n", v + 0 }' "$1" 2>/dev/null || echo 0
+}
 
 # ---- 1. calibration, every op in isolation ----
 log "calibrating the tiny ops (vlcalib, CPU, 1 thread)"
@@ -109,7 +123,7 @@ cat "$WORK/calib/wakeup.log" "$CORE" "$WCAL" "$WORK/calib/mixcal.txt" >&2
 CAP=$(awk '/^capacity_fps_per_stream/ {print $2}' "$WORK/capacity.txt")
 
 # ---- 3. the load points ----
-echo "load,run,attempt,capacity_after,ratio" > "$WORK/rejected.csv"
+echo "load,run,attempt,capacity_after,ratio,wake_after,wake_ratio" > "$WORK/rejected.csv"
 for L in $LOADS; do
   D="$WORK/runs/$L"
   mkdir -p "$D"
@@ -133,6 +147,7 @@ for L in $LOADS; do
     L_CAP=$(awk '/^capacity_fps_per_stream/ {print $2}' "$D/capacity.txt")
   fi
   FPS=$(awk -v c="$L_CAP" -v l="$L" 'BEGIN {printf "%.4f", c * l}')
+  L_WIDX=$(wake_index "$L_WCAL")
   echo "$L,$L_CAP,$FPS" >> "$WORK/fps.csv"
   spans=()
   for r in $(seq 1 "$RUNS"); do
@@ -147,15 +162,24 @@ for L in $LOADS; do
       cap_after=$(./vlrealpipe capacity --calib "$PWD/$D/probe-tiny.yaml" --decode-calib "$PWD/$D/probe-h264.yaml" \
         --wakeup "$L_WAKE" --cores-calib "$L_CORE" --cores "$CORES" | awk '/^capacity_fps_per_stream/ {print $2}')
       ratio=$(awk -v a="$cap_after" -v c="$L_CAP" 'BEGIN {printf "%.4f", a / c}')
-      ok=$(awk -v q="$ratio" -v t="$PROBE_TOL" 'BEGIN {d = q - 1; if (d < 0) d = -d; print (d <= t) ? 1 : 0}')
+      # and how fast a woken thread ran then, against the load point's wakecal (a
+      # probe that fails, e.g. a class never seen, counts as off)
+      wake_after=0
+      if "${PRIO[@]}" ./vlrealpipe wakecal --cores "$CORES" --seconds "$WAKE_PROBE_S" --force \
+           --out "$D/probe-wake.yaml" > /dev/null 2>> "$D/probe-wake.log"; then
+        wake_after=$(wake_index "$D/probe-wake.yaml")
+      fi
+      wratio=$(awk -v a="$wake_after" -v c="$L_WIDX" 'BEGIN {printf "%.4f", (c > 0 ? a / c : 0)}')
+      ok=$(awk -v q="$ratio" -v t="$PROBE_TOL" -v w="$wratio" -v wt="$WAKE_TOL" \
+        'BEGIN {d = q - 1; if (d < 0) d = -d; print (d <= t && w > 0 && w <= wt && w >= 1 / wt) ? 1 : 0}')
       if [ "$ok" = 1 ] || [ "$a" = "$TRIES" ]; then
         # the run's CPU per frame (getrusage of its threads), from its summary line
         cpu=$(sed -n 's/.*cpu [0-9.]* s (\([0-9.]*\) ms per frame.*/\1/p' "$D/run.log" | tail -1)
-        echo "$L,$r,$cap_after,$ratio,$a,${cpu:-0}" >> "$WORK/probe.csv"
+        echo "$L,$r,$cap_after,$ratio,$a,${cpu:-0},$wake_after,$wratio" >> "$WORK/probe.csv"
         break
       fi
-      log "load $L run $r: the capacity after it was $cap_after fps per stream, $ratio x the calibrated $L_CAP: again"
-      echo "$L,$r,$a,$cap_after,$ratio" >> "$WORK/rejected.csv"
+      log "load $L run $r: after it the capacity was $cap_after fps per stream ($ratio x the calibrated $L_CAP), the wake index $wake_after ms ($wratio x the calibrated $L_WIDX): again"
+      echo "$L,$r,$a,$cap_after,$ratio,$wake_after,$wratio" >> "$WORK/rejected.csv"
     done
     spans+=("$D/spans-$r.csv")
   done
@@ -269,9 +293,10 @@ elapsed=$(( $(date +%s) - t_start ))
   echo "worker, by the ops running at the handoff; timer, how late the release thread's timed"
   echo "wait woke, by the ops running when it was due. Each cell: the share held till the first"
   echo "running op's end (the scenario's cpu.wake_held / timer_held), then the other, quick"
-  echo "waits' mean ms and p90 (cpu.wake_busy / timer_busy draw from their samples):"
-  echo "| calibration | wake 0 | wake 1 | wake 2+ | timer 0 | timer 1 | timer 2+ |"
-  echo "|---|---|---|---|---|---|---|"
+  echo "waits' mean ms and p90 (cpu.wake_busy / timer_busy draw from their samples); the wake"
+  echo "index (the after-run probe's yardstick) is the geometric mean of the two class-0 p90s:"
+  echo "| calibration | wake 0 | wake 1 | wake 2+ | timer 0 | timer 1 | timer 2+ | wake index ms |"
+  echo "|---|---|---|---|---|---|---|---|"
   for w in "$WCAL" $( [ "$RECAL" = 1 ] && for L in $LOADS; do echo "$WORK/runs/$L/wakecal.yaml"; done ); do
     lab=$(basename "$(dirname "$w")"); [ "$lab" = calib ] && lab=first || lab="load $lab"
     awk -v lab="$lab" '
@@ -283,7 +308,7 @@ elapsed=$(( $(date +%s) - t_start ))
         for (i = 1; i <= 3; i++) out = out sprintf(" %.0f %%; %.3f (%.3f) |", 100 * hh[i], mm[i], pp[i])
         return out }
       /^wake_busy:/ { w = cells($0) } /^timer_busy:/ { t = cells($0) }
-      END { printf "| %s |%s%s\n", lab, w, t }' "$w"
+      END { printf "| %s |%s%s %s |\n", lab, w, t, idx }' idx="$(wake_index "$w")" "$w"
   done
   echo
   echo "The ops timed in the pipeline's op mix on one thread (vlrealpipe mixcal; iso: vlcalib's"
@@ -333,10 +358,14 @@ elapsed=$(( $(date +%s) - t_start ))
   echo "kept; at most $TRIES, the last kept whatever it showed). CPU per frame: the run's"
   echo "threads' CPU time (getrusage, user + system) over its frames, against the cores' work per"
   echo "frame the load point's calibration gives (vlrealpipe capacity: decode, the executor's"
-  echo "batch-1 share, the handoffs; queries apart)."
+  echo "batch-1 share, the handoffs; queries apart). Wake index after: how fast a woken"
+  echo "thread ran with the cores idle right after the run (vlrealpipe wakecal --seconds"
+  echo "$WAKE_PROBE_S: the geometric mean of its wake and timer class-0 quick p90s, ms), and as a"
+  echo "multiple of the load point's wakecal; a run whose index was off by more than a factor"
+  echo "$WAKE_TOL (either way) was run again too."
   echo
-  echo "| load | run | frames | p50 ms | p95 ms | p99 ms | drop % | capacity after (x calibrated) | ran at load | CPU ms per frame (calibrated) | attempt |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| load | run | frames | p50 ms | p95 ms | p99 ms | drop % | capacity after (x calibrated) | wake index after (x calibrated) | ran at load | CPU ms per frame (calibrated) | attempt |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   for L in $LOADS; do
     cf="$WORK/runs/$L/capacity.txt"
     [ -f "$cf" ] || cf="$WORK/capacity.txt"          # RECAL=0: the first calibration's
@@ -345,21 +374,22 @@ elapsed=$(( $(date +%s) - t_start ))
   awk -F, 'FILENAME ~ /fps.csv$/ { fps[$1] = $3; next }
            FILENAME ~ /cpu-cal.csv$/ { cal[$1] = $2; next }
            FILENAME ~ /probe.csv$/ { k = $1 "," $2; cap[k] = sprintf("%.1f (x %.3f)", $3, $4); at[k] = $3 > 0 ? sprintf("%.3f", fps[$1] / $3) : "-"; att[k] = $5
-                                     cpu[k] = sprintf("%.3f (%.3f)", $6, cal[$1]); next }
+                                     cpu[k] = sprintf("%.3f (%.3f)", $6, cal[$1]); wk[k] = sprintf("%.3f (x %.2f)", $7, $8); next }
            FNR > 1 { k = $1 "," ($2 + 1)
-                     printf "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %s | %s | %s | %s |\n", $1, $2 + 1, $3, $4, $5, $6, $7,
-                            (k in cap) ? cap[k] : "-", (k in at) ? at[k] : "-", (k in cpu) ? cpu[k] : "-", (k in att) ? att[k] : "-" }' \
+                     printf "| %s | %s | %s | %.3f | %.3f | %.3f | %.3f | %s | %s | %s | %s | %s |\n", $1, $2 + 1, $3, $4, $5, $6, $7,
+                            (k in cap) ? cap[k] : "-", (k in wk) ? wk[k] : "-", (k in at) ? at[k] : "-", (k in cpu) ? cpu[k] : "-",
+                            (k in att) ? att[k] : "-" }' \
     "$WORK/fps.csv" "$WORK/cpu-cal.csv" "$WORK/probe.csv" "$WORK/spread.csv"
   echo
   nrej=$(($(wc -l < "$WORK/rejected.csv") - 1))
   if [ "$nrej" = 0 ]; then
     echo "No run was run again."
   else
-    echo "Run again ($nrej; validation/rejected.csv): the attempts whose capacity after was off."
+    echo "Run again ($nrej; validation/rejected.csv): the attempts whose capacity or wake index after was off."
     echo
-    echo "| load | run | attempt | capacity after | x calibrated |"
-    echo "|---|---|---|---|---|"
-    awk -F, 'NR > 1 { printf "| %s | %s | %s | %.1f | %.3f |\n", $1, $2, $3, $4, $5 }' "$WORK/rejected.csv"
+    echo "| load | run | attempt | capacity after | x calibrated | wake index after ms | x calibrated |"
+    echo "|---|---|---|---|---|---|---|"
+    awk -F, 'NR > 1 { printf "| %s | %s | %s | %.1f | %.3f | %.3f | %.2f |\n", $1, $2, $3, $4, $5, $6, $7 }' "$WORK/rejected.csv"
   fi
   echo
   if [ "$RECAL" = 1 ]; then

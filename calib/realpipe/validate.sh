@@ -94,6 +94,26 @@ log() { echo "validate [$(( $(date +%s) - t_start )) s]: $*" >&2; }
 wake_index() {
   awk '/^wake_index_ms:/ { v = $2 } END { printf "%.4f\n", v + 0 }' "$1" 2>/dev/null || echo 0
 }
+# The machine right after a run of load point $L (in $D), against the point's
+# calibration ($L_WAKE, $L_CORE, $L_CAP, $L_WIDX): cap_after and ratio, the capacity
+# a short mix calibration gives with the point's own wake-up and speed-up;
+# wake_after and wratio, the wake index of a short wakecal (a probe that fails,
+# e.g. a class never seen, counts as off); ok 1 when both are within tolerance.
+probe_after_run() {
+  "${PRIO[@]}" ./vlrealpipe mixcal --rounds "$PROBE_ROUNDS" --force --out "$D/probe-tiny.yaml" \
+    --decode-out "$D/probe-h264.yaml" > /dev/null
+  cap_after=$(./vlrealpipe capacity --calib "$PWD/$D/probe-tiny.yaml" --decode-calib "$PWD/$D/probe-h264.yaml" \
+    --wakeup "$L_WAKE" --cores-calib "$L_CORE" --cores "$CORES" | awk '/^capacity_fps_per_stream/ {print $2}')
+  ratio=$(awk -v a="$cap_after" -v c="$L_CAP" 'BEGIN {printf "%.4f", a / c}')
+  wake_after=0
+  if "${PRIO[@]}" ./vlrealpipe wakecal --cores "$CORES" --seconds "$WAKE_PROBE_S" --force \
+       --out "$D/probe-wake.yaml" > /dev/null 2>> "$D/probe-wake.log"; then
+    wake_after=$(wake_index "$D/probe-wake.yaml")
+  fi
+  wratio=$(awk -v a="$wake_after" -v c="$L_WIDX" 'BEGIN {printf "%.4f", (c > 0 ? a / c : 0)}')
+  ok=$(awk -v q="$ratio" -v t="$PROBE_TOL" -v w="$wratio" -v wt="$WAKE_TOL" \
+    'BEGIN {d = q - 1; if (d < 0) d = -d; print (d <= t && w > 0 && w <= wt && w >= 1 / wt) ? 1 : 0}')
+}
 
 # ---- 1. calibration, every op in isolation ----
 log "calibrating the tiny ops (vlcalib, CPU, 1 thread)"
@@ -161,41 +181,27 @@ for L in $LOADS; do
         log "load $L (fps $FPS per stream): real run $r of $RUNS$([ "$a" -gt 1 ] && echo " (attempt $a)")"
         "${PRIO[@]}" ./vlrealpipe run --fps "$FPS" --duration "$DURATION" --warmup "$WARMUP" --seed "$r" \
           --wakeup "$L_WAKE" --cores "$CORES" --force --out "$D/spans-$r.csv" 2>> "$D/run.log"
-        # the machine right after the run: the capacity a short mix calibration gives,
-        # with the load point's own wake-up and speed-up, against the load point's
-        "${PRIO[@]}" ./vlrealpipe mixcal --rounds "$PROBE_ROUNDS" --force --out "$D/probe-tiny.yaml" \
-          --decode-out "$D/probe-h264.yaml" > /dev/null
-        cap_after=$(./vlrealpipe capacity --calib "$PWD/$D/probe-tiny.yaml" --decode-calib "$PWD/$D/probe-h264.yaml" \
-          --wakeup "$L_WAKE" --cores-calib "$L_CORE" --cores "$CORES" | awk '/^capacity_fps_per_stream/ {print $2}')
-        ratio=$(awk -v a="$cap_after" -v c="$L_CAP" 'BEGIN {printf "%.4f", a / c}')
-        # and how fast a woken thread ran then, against the load point's wakecal (a
-        # probe that fails, e.g. a class never seen, counts as off)
-        wake_after=0
-        if "${PRIO[@]}" ./vlrealpipe wakecal --cores "$CORES" --seconds "$WAKE_PROBE_S" --force \
-             --out "$D/probe-wake.yaml" > /dev/null 2>> "$D/probe-wake.log"; then
-          wake_after=$(wake_index "$D/probe-wake.yaml")
+        probe_after_run
+        # every attempt of run 1 off: the calibration was taken in a spell the runs
+        # never saw, so the point is calibrated again (up to RECALS calibrations)
+        if [ "$ok" != 1 ] && [ "$a" = "$TRIES" ] && [ "$r" = 1 ] && [ "$RECAL" = 1 ] \
+             && [ "$cal" -lt "$RECALS" ]; then
+          restart=1
         fi
-        wratio=$(awk -v a="$wake_after" -v c="$L_WIDX" 'BEGIN {printf "%.4f", (c > 0 ? a / c : 0)}')
-        ok=$(awk -v q="$ratio" -v t="$PROBE_TOL" -v w="$wratio" -v wt="$WAKE_TOL" \
-          'BEGIN {d = q - 1; if (d < 0) d = -d; print (d <= t && w > 0 && w <= wt && w >= 1 / wt) ? 1 : 0}')
-        if [ "$ok" = 1 ] || [ "$a" = "$TRIES" ]; then
-          if [ "$ok" != 1 ] && [ "$r" = 1 ] && [ "$RECAL" = 1 ] && [ "$cal" -lt "$RECALS" ]; then
-            # no attempt of the first run had the machine the calibration measured:
-            # it was taken in a spell the runs never saw, so calibrate the point again
-            log "load $L: no attempt of run 1 had the machine its calibration measured: calibrating it again"
-            echo "$L,$r,$a,$cap_after,$ratio,$wake_after,$wratio" >> "$WORK/rejected.csv"
-            restart=1
-            break
-          fi
+        if [ "$ok" = 1 ] || { [ "$a" = "$TRIES" ] && [ "$restart" = 0 ]; }; then
           # the run's CPU per frame (getrusage of its threads), from its summary line
           cpu=$(sed -n 's/.*cpu [0-9.]* s (\([0-9.]*\) ms per frame.*/\1/p' "$D/run.log" | tail -1)
           echo "$L,$r,$cap_after,$ratio,$a,${cpu:-0},$wake_after,$wratio" >> "$WORK/probe.csv"
           break
         fi
-        log "load $L run $r: after it the capacity was $cap_after fps per stream ($ratio x the calibrated $L_CAP), the wake index $wake_after ms ($wratio x the calibrated $L_WIDX): again"
         echo "$L,$r,$a,$cap_after,$ratio,$wake_after,$wratio" >> "$WORK/rejected.csv"
+        if [ "$restart" = 1 ]; then
+          log "load $L: no attempt of run 1 had the machine its calibration measured: calibrating it again"
+          break
+        fi
+        log "load $L run $r: after it the capacity was $cap_after fps per stream ($ratio x the calibrated $L_CAP), the wake index $wake_after ms ($wratio x the calibrated $L_WIDX): again"
       done
-      [ "$restart" = 1 ] && break
+      if [ "$restart" = 1 ]; then break; fi
       spans+=("$D/spans-$r.csv")
     done
     [ "$restart" = 1 ] || break

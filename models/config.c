@@ -124,5 +124,6 @@ void cfg_free(scenario_cfg *c)
         dist_free(&c->cpu.wake_busy[k]);
     for (int k = 0; k < c->cpu.ntimer_busy; k++)
         dist_free(&c->cpu.timer_busy[k]);
+    free(c->cpu.speed);
     memset(c, 0, sizeof *c);
 }

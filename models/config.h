@@ -201,6 +201,7 @@ typedef struct {
  * (`vlrealpipe wakecal` measures all of these apart from the pipeline). */
 #define CFG_MAX_SPEEDUP 16
 #define CFG_MAX_WAKE_BUSY 9
+#define CFG_MAX_SPEED 65536      /* cpu.speed.factors */
 typedef struct {
     int cores;               /* 0: off (every server runs at full speed, no wake-up delay) */
     int nspeedup;            /* 0: speedup(n) = min(n, cores) */
@@ -224,6 +225,12 @@ typedef struct {
                                 timer_ms late (its latency still counts from its time) */
     uint64_t stage_mask;     /* bit s: stage s's servers (on a GPU stage, the GPU's batches
                                 of it) are threads on the cores; default every stage */
+    int nspeed;              /* 0: the cores at one speed; else cpu.speed's factors */
+    double speed_window_ms;  /* > 0: each factor's window of simulated time */
+    double *speed;           /* [nspeed] > 0: the cores' speed in window j of a replication is
+                                speed[(k0 + j) % nspeed], k0 drawn per replication (a machine
+                                whose speed moves: vlrealpipe driftcal); used as given, so a
+                                mean of 1 keeps the calibrated speed as the time-average */
 } cpu_cfg;
 
 /* How late a timed wait on the cores wakes: timer_ms, or wake_ms when not given. */

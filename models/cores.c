@@ -16,6 +16,7 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->tick_kind = tick_kind;
     c->n = 0;
     c->cap = 16;
+    c->speed = 1;
     c->t_last = 0;
     c->gen = 0;
     c->job = malloc((size_t)c->cap * sizeof *c->job);
@@ -32,8 +33,8 @@ void cores_free(cores_t *c)
 double cores_rate(const cores_t *c)
 {
     if (c->speedup && c->n > 0)
-        return c->speedup[(c->n < c->nspeedup ? c->n : c->nspeedup) - 1] / c->n;
-    return c->n > c->cores ? (double)c->cores / c->n : 1.0;
+        return c->speed * c->speedup[(c->n < c->nspeedup ? c->n : c->nspeedup) - 1] / c->n;
+    return c->speed * (c->n > c->cores ? (double)c->cores / c->n : 1.0);
 }
 
 /* Bring every job's remaining work up to now at the current rate. */
@@ -92,5 +93,12 @@ int cores_tick(cores_t *c, ev_queue *q, double now, uint64_t gen)
         }
     }
     c->n = k;
+    return reschedule(c, q, now);
+}
+
+int cores_set_speed(cores_t *c, ev_queue *q, double now, double speed)
+{
+    advance(c, now);                   /* the work so far at the old speed */
+    c->speed = speed > 0 ? speed : c->speed;
     return reschedule(c, q, now);
 }

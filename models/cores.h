@@ -8,8 +8,10 @@
  * the earliest completion is rescheduled as one `tick` event of the
  * caller's kind tick_kind, carrying a generation number so that superseded
  * ticks are recognised and ignored. When a job's work is done its own event
- * is pushed at that instant. The module knows nothing of stages or items
- * and never prints; cost per change is O(jobs running). */
+ * is pushed at that instant. The cores' speed (1 unless cores_set_speed
+ * says otherwise: a machine whose speed moves over time) multiplies every
+ * job's rate. The module knows nothing of stages or items and never prints;
+ * cost per change is O(jobs running). */
 #ifndef VL_CORES_H
 #define VL_CORES_H
 
@@ -29,6 +31,7 @@ typedef struct {
     uint32_t tick_kind;    /* the caller's event kind for ticks */
     cores_job *job;
     int n, cap;
+    double speed;          /* > 0: multiplies every job's rate (1 after cores_init) */
     double t_last;         /* when `left` was last brought up to date */
     uint64_t gen;          /* the generation of the one live tick */
 } cores_t;
@@ -44,7 +47,11 @@ int cores_start(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t a, 
 /* Handle a tick event (its payload b is the generation). 0, or -1 when out
  * of memory. */
 int cores_tick(cores_t *c, ev_queue *q, double now, uint64_t gen);
-/* The speed of each running job now: min(1, k/n), or speedup(n)/n. */
+/* From now on the cores run at `speed` (> 0) times their rate: the work
+ * done so far at the old speed is kept. 0, or -1 when out of memory. */
+int cores_set_speed(cores_t *c, ev_queue *q, double now, double speed);
+/* The speed of each running job now: min(1, k/n), or speedup(n)/n, times
+ * the cores' speed. */
 double cores_rate(const cores_t *c);
 
 #endif

@@ -18,7 +18,7 @@
 
 enum { EV_ARRIVE, EV_QUERY, EV_DEPART, EV_RELEASE, EV_GPU_DONE, EV_GPU_WAKE, EV_CONTROL,
        EV_SESSION, EV_GPU_READY, EV_WARMUP, EV_END, EV_CANARY, EV_CORES, EV_WOKEN, EV_HANDOFF,
-       EV_SOURCED };
+       EV_SOURCED, EV_SPEED };
 enum { ITEM_FRAME, ITEM_QUERY };
 #define NO_ITEM UINT32_MAX
 
@@ -124,6 +124,7 @@ typedef struct {
     struct prof_state *prof;     /* workload.profile: the session process (profile.c) */
     struct asc_state *asc;       /* profile or autoscale: the fleet (autoscale.c) */
     cores_t cores;               /* cpu.cores > 0: the cores the stages' threads share */
+    double speed_until;          /* cpu.speed: no window boundary is scheduled at or after this */
     int handoffs_running;        /* cpu: of cores' jobs, the handoffs' (not the stages' work) */
     gsl_rng *wake_rng;           /* cpu.wake_busy / held: the wake-ups' draws */
     struct held_wake *held;      /* cpu: woken threads queued behind a running job, a FIFO ring */

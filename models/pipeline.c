@@ -35,7 +35,8 @@
 #include "sim/rng.h"
 #include "sim/stop.h"
 
-enum { STREAM_ARRIVALS = 1, STREAM_PERIODIC = 2, STREAM_QUERIES = 3, STREAM_WAKE = 4 };
+enum { STREAM_ARRIVALS = 1, STREAM_PERIODIC = 2, STREAM_QUERIES = 3, STREAM_WAKE = 4,
+       STREAM_SPEED = 5 };
 
 void pipe_fail(pipe_t *p, const char *what)
 {
@@ -886,6 +887,35 @@ static void pipe_free(pipe_t *p)
     ev_free(&p->evq);
 }
 
+/* cpu.speed: the cores' speed in the window starting now is factor k, and
+ * the next window's is k + 1 (cyclically), until the run's end. */
+static int speed_window(pipe_t *p, double now, uint64_t k)
+{
+    const cpu_cfg *u = &p->cfg->cpu;
+    if (cores_set_speed(&p->cores, &p->evq, now, u->speed[k]) != 0)
+        return -1;
+    double next = now + u->speed_window_ms;
+    if (u->nspeed < 2 || next >= p->speed_until)
+        return 0;
+    return ev_push(&p->evq, next, EV_SPEED, 0, (k + 1) % (uint64_t)u->nspeed);
+}
+
+/* cpu.speed: each replication starts at a factor of its own, drawn from a
+ * stream of its own so that no other draw moves. */
+static int speed_setup(pipe_t *p, uint32_t rep, double t_end)
+{
+    const cpu_cfg *u = &p->cfg->cpu;
+    if (u->cores <= 0 || u->nspeed <= 0)
+        return 0;
+    gsl_rng *r = rng_stream(p->cfg->seed, rep, STREAM_SPEED);
+    if (!r)
+        return -1;
+    uint64_t k0 = gsl_rng_uniform_int(r, (unsigned long)u->nspeed);
+    gsl_rng_free(r);
+    p->speed_until = t_end;
+    return speed_window(p, 0.0, k0);
+}
+
 /* Build the stations and streams and schedule the first events. WARMUP and
  * END go in before any arrival so that, on a tie, they come first. */
 static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
@@ -947,6 +977,8 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
         && (cfg->cpu.nwake_busy > 0 || cfg->cpu.ntimer_busy > 0 || cfg->cpu.nwake_held > 0
             || cfg->cpu.ntimer_held > 0)
         && !(p->wake_rng = rng_stream(cfg->seed, rep, STREAM_WAKE)))
+        return -1;
+    if (speed_setup(p, rep, t_end) != 0)
         return -1;
     if (gpu_setup(p) != 0 || ctl_setup(p) != 0)
         return -1;
@@ -1066,6 +1098,9 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
         case EV_WOKEN:    woken(&p, (int)e.a, (uint32_t)e.b, now); continue;
         case EV_HANDOFF:  p.handoffs_running--; continue;   /* cpu: a handoff's work is done */
         case EV_SOURCED:  enter_stage(&p, -1, p.first_frame, (uint32_t)e.b, now); continue;
+        case EV_SPEED:    if (speed_window(&p, now, e.b) != 0)
+                              pipe_fail(&p, "out of memory growing the event list");
+                          continue;
         case EV_CANARY:   canary_tick(&p, now); continue;
         default:          break;                     /* EV_END */
         }

@@ -2161,11 +2161,47 @@ static int read_share_list(loader *ld, const yaml_node_t *map, const char *key, 
     return 0;
 }
 
+/* cpu.speed: {window_ms: W, factors: [f0, f1, ...]}, the cores' speed by
+ * window of simulated time (each replication starting at a factor of its
+ * own). The factors are kept as given. */
+static int read_speed(loader *ld, const yaml_node_t *map, cpu_cfg *u)
+{
+    static const char *const keys[] = {"window_ms", "factors", NULL};
+    const char *path = "cpu.speed";
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    const yaml_node_t *v;
+    if (check_keys(ld, map, path, "a mapping such as {window_ms: 1000, factors: [1.03, 0.96]}", keys))
+        return -1;
+    if (!(v = need(ld, map, path, "window_ms"))
+        || read_double(ld, v, "cpu.speed.window_ms", POSITIVE, &u->speed_window_ms))
+        return -1;
+    const yaml_node_t *list = need(ld, map, path, "factors");
+    if (!list)
+        return -1;
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, "cpu.speed.factors", "expected a list of speeds such as [1.03, 0.96], "
+                    "got %s", describe(list, show, sizeof show));
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n == 0 || n > CFG_MAX_SPEED)
+        return fail(ld, list, "cpu.speed.factors", "must list 1 to %d speeds, got %zu",
+                    CFG_MAX_SPEED, n);
+    if (!(u->speed = malloc(n * sizeof *u->speed)))
+        return fail(ld, list, "cpu.speed.factors", "out of memory for %zu speeds", n);
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        path_index(ipath, "cpu.speed.factors", i);
+        if (read_double(ld, e, ipath, POSITIVE, &u->speed[i]))
+            return -1;
+    }
+    u->nspeed = (int)n;
+    return 0;
+}
+
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
     static const char *const keys[] = {"cores", "wake_ms", "wake_busy", "wake_held", "handoff_ms",
                                        "timer_ms", "timer_busy", "timer_held", "source", "stages",
-                                       "speedup", NULL};
+                                       "speedup", "speed", NULL};
     static const char *const sources[] = {"ideal", "timer", NULL};
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
@@ -2211,6 +2247,8 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
         || read_busy_list(ld, map, "timer_busy", u->timer_busy, &u->ntimer_busy)
         || read_share_list(ld, map, "wake_held", u->wake_held, &u->nwake_held)
         || read_share_list(ld, map, "timer_held", u->timer_held, &u->ntimer_held))
+        return -1;
+    if ((v = get(ld, map, "speed")) && read_speed(ld, v, u))
         return -1;
     u->stage_mask = c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1);
     const yaml_node_t *list = get(ld, map, "stages");

@@ -511,3 +511,120 @@ Test(cores, held_threads_run_when_the_cores_empty)
     pipe_stats_free(&rs);
     cfg_free(&c);
 }
+
+/* Run q to the end: kind 99 is the cores' tick, kind 50 a speed change to
+ * the speed in b (per mille), anything else a job's end at done[a]. */
+static void run_with_speeds(cores_t *k, ev_queue *q, double *done)
+{
+    ev_t e;
+    while (ev_pop(q, &e) == 0) {
+        if (e.kind == 99)
+            cr_assert_eq(cores_tick(k, q, e.t, e.b), 0);
+        else if (e.kind == 50)
+            cr_assert_eq(cores_set_speed(k, q, e.t, (double)e.b / 1000), 0);
+        else
+            done[e.a] = e.t;
+    }
+}
+
+/* The cores' speed over time (cpu.speed). One job of 10 ms of work on one
+ * core at speed 1 on [0, 4), 0.5 on [4, 8), 1 after: 4 + 2 done by t = 8,
+ * the last 4 at full speed: t = 12. Two jobs of 6 and 10 ms on one core at
+ * speed 2 (each at 2 x 1/2 = 1) until t = 4: 2 and 6 left; at speed 0.5
+ * each runs at 1/4: the short one ends 8 later (t = 12), when the long one
+ * has 4 left, alone at 0.5: t = 20. A speed set with no job running
+ * applies to the next: 0.25 from t = 0, a 1 ms job started at t = 1 ends
+ * at 5. */
+Test(cores, speed_changes_closed_form)
+{
+    cores_t k;
+    ev_queue q;
+    double done[3] = {0};
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 1, NULL, 0, 99), 0);
+    near("speed after init", k.speed, 1.0, EXACT);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 1, 0, 10.0), 0);
+    cr_assert_eq(ev_push(&q, 4.0, 50, 0, 500), 0);
+    cr_assert_eq(ev_push(&q, 8.0, 50, 0, 1000), 0);
+    run_with_speeds(&k, &q, done);
+    near("one job: 4 + 2 + 4 of work", done[1], 12.0, EXACT);
+    cores_free(&k);
+
+    cr_assert_eq(cores_init(&k, 1, NULL, 0, 99), 0);
+    cr_assert_eq(cores_set_speed(&k, &q, 0.0, 2.0), 0);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 1, 0, 6.0), 0);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 2, 0, 10.0), 0);
+    cr_assert_eq(ev_push(&q, 4.0, 50, 0, 500), 0);
+    run_with_speeds(&k, &q, done);
+    near("short job of two", done[1], 12.0, EXACT);
+    near("long job of two", done[2], 20.0, EXACT);
+    cores_free(&k);
+
+    cr_assert_eq(cores_init(&k, 1, NULL, 0, 99), 0);
+    cr_assert_eq(cores_set_speed(&k, &q, 0.0, 0.25), 0);
+    near("rate with no job", cores_rate(&k), 0.25, EXACT);
+    cr_assert_eq(cores_start(&k, &q, 1.0, 7, 1, 0, 1.0), 0);
+    run_with_speeds(&k, &q, done);
+    near("a job after the change", done[1], 5.0, EXACT);
+    cores_free(&k);
+    ev_free(&q);
+}
+
+/* cpu.speed in a run. One stream at 1 FPS (frames at 0, 1, ..., 9 s), one
+ * worker on one core, 10 ms constant. At speed 0.5 throughout every frame
+ * takes 20 ms. With factors [1, 0.25] in windows of 1 s each frame starts a
+ * window and ends inside it, and the windows alternate whatever factor a
+ * replication starts at: five frames of 10 ms and five of 40 ms, sum 250. */
+static void speed_case(int n, const double *f, double sum, double lo, double hi)
+{
+    scenario_cfg c;
+    kit_base(&c, "speed", 1, 1, 0, 0.0, 10.0, 1);
+    periodic(&c, 1, 1.0);
+    on_workers(&c, 0, "decode", 1, 10.0);
+    c.cpu.cores = 1;
+    c.cpu.stage_mask = 1;
+    c.cpu.nspeed = n;
+    c.cpu.speed_window_ms = 1000;
+    c.cpu.speed = malloc((size_t)n * sizeof *c.cpu.speed);
+    cr_assert_not_null(c.cpu.speed);
+    memcpy(c.cpu.speed, f, (size_t)n * sizeof *f);
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("sojourn", &rs.stage[0].sojourn, 10, sum, lo, hi);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+Test(cores, speed_half_doubles_every_job) { speed_case(1, (const double[]){0.5}, 200, 20, 20); }
+Test(cores, speed_windows_alternate) { speed_case(2, (const double[]){1, 0.25}, 250, 10, 40); }
+
+/* The loader: cpu.speed's mapping, its factors kept as given, and its errors
+ * by key path. */
+Test(cores, speed_keys)
+{
+    scenario_cfg c;
+    char err[512];
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, speed: {window_ms: 500, factors: [1.25, 0.75, 1]}}\n",
+                            &c, err, sizeof err), "%s", err);
+    cr_assert_eq(c.cpu.nspeed, 3);
+    near("window", c.cpu.speed_window_ms, 500, EXACT);
+    near("factor 0", c.cpu.speed[0], 1.25, EXACT);
+    near("factor 1", c.cpu.speed[1], 0.75, EXACT);
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speed: {window_ms: 500, factors: []}}\n", &c,
+                                err, sizeof err));
+    cr_expect(strstr(err, ":6:") && strstr(err, "cpu.speed.factors") && strstr(err, "1 to"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speed: {window_ms: 500, factors: [1, 0]}}\n",
+                                &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.speed.factors[1]"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speed: {factors: [1]}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.speed") && strstr(err, "window_ms"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speed: {window_ms: 0, factors: [1]}}\n", &c,
+                                err, sizeof err));
+    cr_expect(strstr(err, "cpu.speed.window_ms"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speed: {window_ms: 5, factor: [1]}}\n", &c,
+                                err, sizeof err));
+    cr_expect(strstr(err, "cpu.speed") && strstr(err, "did you mean 'factors'"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speed: 1.1}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.speed"), "%s", err);
+}

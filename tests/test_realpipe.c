@@ -19,6 +19,7 @@
 #include "calib/harness.h"
 #include "calib/wakeup.h"
 #include "calib/realpipe/rp_cores.h"
+#include "calib/realpipe/rp_drift.h"
 #include "calib/realpipe/rp_mix.h"
 #include "calib/realpipe/rp_overlap.h"
 #include "calib/realpipe/rp_stages.h"
@@ -997,4 +998,105 @@ Test(realpipe, scenario_with_wakecal)
         unlink(path);
     }
     rmdir(dir);
+}
+
+/* driftcal's credit: a unit is split over the windows it overlaps in
+ * proportion to its time in each. Windows of 1 s, three of them: a unit
+ * from 0.5 to 1.5 s gives half to each of windows 0 and 1; one from -0.5
+ * to 0.5 gives half to window 0 (the rest is before the windows); one from
+ * 2.5 to 3.5, half to window 2 (the rest after); one from 1.2 to 1.4, all
+ * to window 1: [1, 1.5, 0.5]. */
+Test(realpipe, drift_credit_by_overlap)
+{
+    double win[3] = {0, 0, 0};
+    rp_drift_credit(win, 3, 1.0, 0.5, 1.5);
+    rp_drift_credit(win, 3, 1.0, -0.5, 0.5);
+    rp_drift_credit(win, 3, 1.0, 2.5, 3.5);
+    rp_drift_credit(win, 3, 1.0, 1.2, 1.4);
+    rp_drift_credit(win, 3, 1.0, 1.0, 1.0);    /* no time: nothing */
+    close_to("window 0", win[0], 1.0);
+    close_to("window 1", win[1], 1.5);
+    close_to("window 2", win[2], 0.5);
+}
+
+/* driftcal's summary by hand. Two threads, four windows of 500 ms, units
+ * [1, 3, 1, 3] and [2, 4, 0, 2]: together [3, 7, 1, 5], mean 4 per window
+ * (8 per s); factors [0.75, 1.75, 0.25, 1.25], deviations [-0.25, 0.75,
+ * -0.75, 0.25], their squares' sum 1.25: sd sqrt(1.25 / 3); lag 1
+ * (-0.1875 - 0.5625 - 0.1875) / 1.25 = -0.75; lag 5 past the series: NAN.
+ * The threads' correlation: deviations [-1, 1, -1, 1] and [0, 2, -2, 0],
+ * 4 / sqrt(4 * 8). */
+Test(realpipe, drift_summary_by_hand)
+{
+    double a[4] = {1, 3, 1, 3}, b[4] = {2, 4, 0, 2};
+    double *win[2] = {a, b};
+    rp_drift_result r;
+    char err[256] = "";
+    memset(&r, 0, sizeof r);
+    cr_assert_eq(rp_drift_summarize(win, 2, 4, 500, &r, err, sizeof err), 0, "%s", err);
+    close_to("units per s", r.units_per_s, 8);
+    const double want[4] = {0.75, 1.75, 0.25, 1.25};
+    for (int k = 0; k < 4; k++)
+        close_to("factor", r.factors[k], want[k]);
+    close_to("sd", r.sd, sqrt(1.25 / 3));
+    close_to("lo", r.lo, 0.25);
+    close_to("hi", r.hi, 1.75);
+    close_to("lag 1", r.lag1, -0.75);
+    cr_expect(isnan(r.lag5), "lag 5 of 4 windows: %g", r.lag5);
+    close_to("cross", r.cross, 4 / sqrt(32));
+    close_to("seconds", r.seconds, 2);
+    rp_drift_free(&r);
+    double z[4] = {0, 0, 0, 0};
+    double *none[1] = {z};
+    memset(&r, 0, sizeof r);
+    cr_expect_eq(rp_drift_summarize(none, 1, 4, 500, &r, err, sizeof err), -1);
+    cr_expect(strstr(err, "no unit finished") != NULL, "%s", err);
+    rp_drift_free(&r);
+}
+
+/* A short driftcal on the real ops: its factors average 1, every unit a
+ * thread finished counts (what lies in the windows: all but the warm-up's
+ * and the last one's parts, so at least the credited sum less one per
+ * thread), and too few windows are refused. */
+Test(realpipe, driftcal_run, .timeout = 60)
+{
+    rp_params p;
+    rp_params_default(&p);
+    p.gop = 4;
+    rp_drift_result r;
+    char err[512] = "";
+    cr_assert_eq(rp_drift_run(&p, 2, 0.8, 200, &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(r.windows, 4);
+    double sum = 0;
+    for (int k = 0; k < r.windows; k++)
+        sum += r.factors[k];
+    close_to("the factors' mean", sum / r.windows, 1);
+    double credited = r.units_per_s * 0.8;
+    cr_expect_gt(r.done[0] + r.done[1], credited - 1e-9, "done %ld + %ld, credited %g",
+                 r.done[0], r.done[1], credited);
+    rp_drift_free(&r);
+    cr_expect_eq(rp_drift_run(&p, 2, 0.5, 200, &r, err, sizeof err), -1);
+    cr_expect(strstr(err, "windows") != NULL, "%s", err);
+    rp_drift_free(&r);
+}
+
+/* A driftcal's speed line goes into the scenario's cpu block as it is, and
+ * the simulator reads it back: window and factors. */
+Test(realpipe, scenario_with_speed)
+{
+    rp_params p;
+    rp_params_default(&p);
+    p.speed = "{window_ms: 500, factors: [1.5, 0.5, 1]}";
+    rp_capacity cap;
+    scenario_cfg c;
+    fixture_scenario(&p, 1, NULL, 0, &cap, &c);
+    cr_assert_eq(c.cpu.nspeed, 3);
+    close_to("window", c.cpu.speed_window_ms, 500);
+    close_to("factor 0", c.cpu.speed[0], 1.5);
+    close_to("factor 2", c.cpu.speed[2], 1);
+    cfg_free(&c);
+    p.speed = NULL;
+    fixture_scenario(&p, 1, NULL, 0, &cap, &c);
+    cr_expect_eq(c.cpu.nspeed, 0);
+    cfg_free(&c);
 }

@@ -10,6 +10,7 @@
  *                        [--calib TINY.yaml --decode-calib DEC.yaml] [--force]
  *   vlrealpipe corecal   [PARAMS] [--threads T] [--rounds R] [--seconds S] [--out F.yaml]
  *   vlrealpipe wakecal   [PARAMS] [--seconds S] [--out F.yaml]
+ *   vlrealpipe driftcal  [PARAMS] [--threads T] [--seconds S] [--window-ms W] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--overlap F.csv]
  *                        [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...
@@ -17,7 +18,7 @@
  * PARAMS: --streams N --fps X --duration S --warmup S --seed N
  *         --decode-workers N --keep-every N --max-batch N --batch-timeout-ms X
  *         --queries-per-min X --cores N --wake-ms X | --wakeup FILE [--cores-calib FILE]
- *         [--wake-calib FILE]
+ *         [--wake-calib FILE] [--drift-calib FILE]
  * Every output is written atomically (sim/out.h), never over a file without
  * --force. Exit status: 0, 2 on bad input or a failure. */
 #include <errno.h>
@@ -30,6 +31,7 @@
 #include <unistd.h>
 
 #include "calib/realpipe/rp_cores.h"
+#include "calib/realpipe/rp_drift.h"
 #include "calib/realpipe/rp_overlap.h"
 #include "calib/realpipe/rp_params.h"
 #include "calib/realpipe/rp_mix.h"
@@ -54,6 +56,8 @@ static void usage(FILE *f)
         "       vlrealpipe corecal  [PARAMS] [--threads T] [--rounds R] [--seconds S]\n"
         "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe wakecal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
+        "       vlrealpipe driftcal [PARAMS] [--threads T] [--seconds S] [--window-ms W]\n"
+        "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
         "                           [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...\n"
@@ -79,6 +83,9 @@ static void usage(FILE *f)
         "handed over while a worker slept is a sample of class k (k other ops running; the\n"
         "last: --cores or more). Samples beside F (F.busyK.samples): the simulator's\n"
         "cpu.wake_busy (--wake-calib F).\n"
+        "driftcal: how the machine's speed moves (rp_drift.h): T (--cores) threads repeat\n"
+        "corecal's unit back to back for S (60) s; the units done per window of W (1000) ms,\n"
+        "over their mean, are the simulator's cpu.speed (--drift-calib F).\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err;\n"
         "--overlap: the real ops' times by how many other ops ran beside them (rp_overlap.h).\n"
@@ -92,7 +99,9 @@ static void usage(FILE *f)
         "        --wake-ms X (0) | --wakeup FILE (vlcalib wakeup --out: its mean_ms, and\n"
         "        its speedup list from --ring, if any) [--cores-calib FILE (corecal --out:\n"
         "        its speedup list instead)] [--wake-calib FILE (wakecal --out: the wake-up\n"
-        "        by ops running beside it, the scenario's cpu.wake_busy)]\n");
+        "        by ops running beside it, the scenario's cpu.wake_busy)]\n"
+        "        [--drift-calib FILE (driftcal --out: the machine's speed per window,\n"
+        "        the scenario's cpu.speed)]\n");
 }
 
 static int num_arg(const char *s, double lo, double hi, double *v)
@@ -242,19 +251,55 @@ static int read_wake_calib(const char *path, rp_params *p, char *err, size_t n)
     return 0;
 }
 
-typedef struct {
+typedef struct opts opts;
+static int read_drift_calib(const char *path, opts *o, char *err, size_t n);
+
+struct opts {
     rp_params p;
     const char *out, *calib, *dcalib, *sim, *spread, *cdf, *dout, *overlap;
     const char *sim_spans, *stages, *batches;   /* compare: the segment diagnostic */
     double load, sim_s;
     int sim_reps, rounds, threads;
-    double seconds;
+    double seconds, window_ms;     /* driftcal's windows (0: 1000 ms) */
+    char *speed;                   /* --drift-calib: its "speed: {...}" mapping (malloc'd) */
     const char *cores_calib;       /* --cores-calib: a corecal file's speedup */
     bool force;
     int nfiles, nphases;
     char **files;
     const char **phases;       /* scenario --phases-from: span files */
-} opts;
+};
+
+/* The "speed: {window_ms: W, factors: [...]}" line of a `vlrealpipe
+ * driftcal --out` file: its mapping becomes the scenario's cpu.speed (the
+ * simulator's loader checks its numbers when the scenario is read). */
+static int read_drift_calib(const char *path, opts *o, char *err, size_t n)
+{
+    FILE *f = open_read(path, err, n);
+    if (!f)
+        return -1;
+    char *line = NULL;
+    size_t cap = 0;
+    ssize_t len;
+    while ((len = getline(&line, &cap, f)) > 0) {
+        while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
+            line[--len] = 0;
+        if (!strncmp(line, "speed: {window_ms: ", 19) && len > 20 && line[len - 1] == '}'
+            && strstr(line, ", factors: [")) {
+            free(o->speed);
+            o->speed = strdup(line + 7);
+            break;
+        }
+    }
+    free(line);
+    fclose(f);
+    if (!o->speed) {
+        snprintf(err, n, "%s: no \"speed: {window_ms: W, factors: [...]}\" line (expected "
+                 "vlrealpipe driftcal --out output)", path);
+        return -1;
+    }
+    o->p.speed = o->speed;
+    return 0;
+}
 
 static int parse(int argc, char **argv, opts *o, char *err, size_t n)
 {
@@ -263,7 +308,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
     o->sim_s = 120;
     o->sim_reps = 5;
     o->rounds = 0;                 /* mixcal 60, corecal 5 */
-    o->threads = 4;
+    o->threads = 0;                /* corecal 4, driftcal --cores */
     o->seconds = 0;                /* corecal 1, wakecal 4 */
     o->load = NAN;
     o->files = calloc((size_t)argc, sizeof *o->files);
@@ -294,7 +339,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             {"--keep-every", 1, 1e6}, {"--max-batch", 1, 64}, {"--batch-timeout-ms", 0, 1e6},
             {"--queries-per-min", 0, 1e6}, {"--cores", 1, 4096}, {"--wake-ms", 0, 1e3},
             {"--load", 1e-6, 10}, {"--sim-duration", 1e-3, 1e7}, {"--sim-reps", 1, 1000},
-            {"--rounds", 1, 1e5}, {"--threads", 1, RP_CORES_MAX}, {"--seconds", 1e-3, 60}};
+            {"--rounds", 1, 1e5}, {"--threads", 1, RP_CORES_MAX}, {"--window-ms", 1, 1e6},
+            {"--seconds", 1e-3, 3600}};
         int k = 0, nn = (int)(sizeof num / sizeof num[0]);
         while (k < nn && strcmp(a, num[k].name))
             k++;
@@ -328,6 +374,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             case 14: o->sim_reps = (int)x; break;
             case 15: o->rounds = (int)x; break;
             case 16: o->threads = (int)x; break;
+            case 17: o->window_ms = x; break;
             default: o->seconds = x; break;
             }
         } else if (!strcmp(a, "--wakeup")) {
@@ -337,6 +384,9 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             o->cores_calib = v;
         } else if (!strcmp(a, "--wake-calib")) {
             if (read_wake_calib(v, &o->p, err, n))
+                return -1;
+        } else if (!strcmp(a, "--drift-calib")) {
+            if (read_drift_calib(v, o, err, n))
                 return -1;
         } else if (!strcmp(a, "--out")) {
             o->out = v;
@@ -509,7 +559,7 @@ static int cmd_corecal(opts *o, char *err, size_t n)
         return -1;
     int rounds = o->rounds > 0 ? o->rounds : 5;
     rp_cores_result r;
-    if (rp_cores_run(&o->p, o->threads, rounds, o->seconds > 0 ? o->seconds : 1, &r, err, n))
+    if (rp_cores_run(&o->p, o->threads > 0 ? o->threads : 4, rounds, o->seconds > 0 ? o->seconds : 1, &r, err, n))
         return -1;
     char text[2048];
     int len = snprintf(text, sizeof text,
@@ -534,6 +584,65 @@ static int cmd_corecal(opts *o, char *err, size_t n)
         return -1;
     fputs(text, f.f);
     return out_commit(&f, err, n);
+}
+
+/* The driftcal file: a comment with the series' figures, units_per_s and
+ * the speed line the scenario takes (--drift-calib). */
+static int cmd_driftcal(opts *o, char *err, size_t n)
+{
+    if (check_out(o->out, o->force, err, n))
+        return -1;
+    int threads = o->threads > 0 ? o->threads : o->p.cores;
+    double seconds = o->seconds > 0 ? o->seconds : 60, window = o->window_ms > 0 ? o->window_ms : 1000;
+    rp_drift_result r;
+    int rc = -1;
+    if (rp_drift_run(&o->p, threads, seconds, window, &r, err, n)) {
+        rp_drift_free(&r);
+        return -1;
+    }
+    char *text = NULL;
+    size_t cap = 0;
+    FILE *m = open_memstream(&text, &cap);
+    if (!m) {
+        snprintf(err, n, "out of memory");
+        rp_drift_free(&r);
+        return -1;
+    }
+    fprintf(m, "# vlrealpipe driftcal: %d threads, each a decoder of its own and the tiny model,\n"
+               "# repeating corecal's unit (decode %d frames, encode + reduce + prefill the kept one)\n"
+               "# back to back for %g s; the units done per window of %g ms, all threads together,\n"
+               "# over their mean: speed factors sd %.2f %%, %.3f..%.3f, autocorrelation %.2f at\n"
+               "# 1 window and %.2f at 5",
+            r.threads, o->p.keep_every, r.seconds, r.window_ms, 100 * r.sd, r.lo, r.hi, r.lag1,
+            r.lag5);
+    if (r.threads >= 2)
+        fprintf(m, "; the first two threads' correlation %.2f", r.cross);
+    fprintf(m, "\n# units done by each thread:");
+    for (int t = 0; t < r.threads && t < RP_DRIFT_MAX_THREADS; t++)
+        fprintf(m, " %ld", r.done[t]);
+    fprintf(m, "\nunits_per_s: %.2f\nspeed_sd: %.4f\nspeed: {window_ms: %.9g, factors: [",
+            r.units_per_s, r.sd, r.window_ms);
+    for (int k = 0; k < r.windows; k++)
+        fprintf(m, "%s%.4f", k ? ", " : "", r.factors[k]);
+    fprintf(m, "]}\n");
+    if (fclose(m) != 0) {
+        snprintf(err, n, "out of memory");
+        goto done;
+    }
+    fputs(text, stdout);
+    rc = 0;
+    if (o->out) {
+        out_file f;
+        rc = out_open(&f, o->out, err, n);
+        if (!rc) {
+            fputs(text, f.f);
+            rc = out_commit(&f, err, n);
+        }
+    }
+done:
+    free(text);
+    rp_drift_free(&r);
+    return rc;
 }
 
 /* A family's summary line, "NAME: {classes: K, n: [...], mean_ms: [...], ...}",
@@ -904,6 +1013,8 @@ int main(int argc, char **argv)
         rc = cmd_corecal(&o, err, sizeof err);
     else if (!strcmp(cmd, "wakecal"))
         rc = cmd_wakecal(&o, err, sizeof err);
+    else if (!strcmp(cmd, "driftcal"))
+        rc = cmd_driftcal(&o, err, sizeof err);
     else if (!strcmp(cmd, "compare"))
         rc = cmd_compare(&o, err, sizeof err);
     else {
@@ -912,6 +1023,7 @@ int main(int argc, char **argv)
     }
     free(o.files);
     free(o.phases);
+    free(o.speed);
     if (rc) {
         fprintf(stderr, "vlrealpipe %s: %s (see vlrealpipe --help)\n", cmd, err);
         return 2;

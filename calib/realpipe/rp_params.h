@@ -47,6 +47,9 @@ typedef struct {
                                   classes (vlrealpipe wakecal): the scenario's cpu.wake_busy */
     char wake_calib[1024];     /* that wakecal file (its samples lie beside it: rp_wake.h) */
     double wake_held[9], timer_held[9];   /* its held shares by class: cpu.wake_held, timer_held */
+    const char *speed;         /* NULL: none; else the cores' speed over time, the flow mapping
+                                  "{window_ms: W, factors: [...]}" of a vlrealpipe driftcal file
+                                  (the caller's string): the scenario's cpu.speed */
 } rp_params;
 
 /* 8 streams at 30 FPS for 12 s (2 s warm-up), 640x360 GOP 30 (60-frame

@@ -158,6 +158,8 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
             fprintf(f, "%s%.6g", k ? ", " : "", p->speedup[k]);
         fprintf(f, "], ");
     }
+    if (p->speed)                      /* how the machine's speed moved (rp_drift.h) */
+        fprintf(f, "speed: %s, ", p->speed);
     for (int fam = 0; p->nwake_busy > 0 && fam < 2; fam++) {   /* by ops beside it (rp_wake.h) */
         fprintf(f, "%s: [", fam ? "timer_busy" : "wake_busy");
         for (int k = 0; k < p->nwake_busy; k++) {

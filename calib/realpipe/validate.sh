@@ -10,7 +10,9 @@
 #     cpu.speedup), vlrealpipe wakecal (how long a woken thread, and a timed wait,
 #     wait with 0, 1, 2+ of the pipeline's ops on the cores: the scenario's
 #     cpu.wake_busy and cpu.timer_busy), and vlrealpipe mixcal (the same ops
-#     timed on one thread in the order a frame meets them: rp_mix.h);
+#     timed on one thread in the order a frame meets them: rp_mix.h), and
+#     vlrealpipe driftcal (the machine's speed per window while the cores repeat
+#     the pipeline's work: the scenario's cpu.speed);
 #  2. capacity from that calibration (vlrealpipe capacity: the bottleneck
 #     resource's saturation rate from the mean service times);
 #  3. at 30, 50, 70, 85 % of it (FPS varied, 8 streams; with RECAL, of the
@@ -42,6 +44,9 @@
 # calibration and 2.6 ms in the next), RECALS (2): a load point none of whose
 # first run's attempts matched its calibration (taken in a spell the runs never
 # saw) is calibrated again and its runs start over, up to RECALS calibrations,
+# DRIFT_S (60) and DRIFT_WINDOW_MS (1000): driftcal's length and windows (DRIFT_S=0:
+# no driftcal, the prediction at one speed; with it, the report also shows the
+# same loads simulated at one speed, results-steady.csv),
 # LOADS ("0.30 0.50 0.70 0.85"), NOTE (a line for the report, e.g. "taken on a
 # loaded machine"), NICE (-19 when root, else 0: the
 # calibration and the runs get a higher scheduling weight than other processes, so
@@ -62,6 +67,8 @@ TRIES=${TRIES:-3}
 WAKE_TOL=${WAKE_TOL:-2}
 WAKE_PROBE_S=${WAKE_PROBE_S:-0.5}
 RECALS=${RECALS:-2}
+DRIFT_S=${DRIFT_S:-60}
+DRIFT_WINDOW_MS=${DRIFT_WINDOW_MS:-1000}
 LOADS=${LOADS:-"0.30 0.50 0.70 0.85"}
 NOTE=${NOTE:-}
 OUT=validation
@@ -131,6 +138,13 @@ log "timing the same ops in the pipeline's op mix, one thread (vlrealpipe mixcal
   --calib "$WORK/calib/cpu-tiny-1t.yaml" --decode-calib "$WORK/calib/h264-640x360.yaml" > "$WORK/calib/mixcal.txt"
 log "measuring the cores' speed-up for the pipeline's own work (vlrealpipe corecal)"
 "${PRIO[@]}" ./vlrealpipe corecal --threads 4 --force --out "$WORK/calib/corecal.yaml" > /dev/null
+DRIFT=()
+if [ "$DRIFT_S" != 0 ]; then
+  log "measuring how the machine's speed moves, ${DRIFT_S} s (vlrealpipe driftcal)"
+  "${PRIO[@]}" ./vlrealpipe driftcal --cores "$CORES" --seconds "$DRIFT_S" --window-ms "$DRIFT_WINDOW_MS" \
+    --force --out "$WORK/calib/driftcal.yaml" > /dev/null
+  DRIFT=(--drift-calib "$WORK/calib/driftcal.yaml")
+fi
 ISO_TINY=$PWD/$WORK/calib/cpu-tiny-1t.yaml
 ISO_DEC=$PWD/$WORK/calib/h264-640x360.yaml
 TINY=$PWD/$WORK/calib/mix-tiny.yaml
@@ -139,6 +153,7 @@ WAKE=$WORK/calib/wakeup.yaml
 CORE=$WORK/calib/corecal.yaml
 WCAL=$WORK/calib/wakecal.yaml
 cat "$WORK/calib/wakeup.log" "$CORE" "$WCAL" "$WORK/calib/mixcal.txt" >&2
+[ "$DRIFT_S" = 0 ] || grep '^#' "$WORK/calib/driftcal.yaml" >&2
 
 # ---- 2. capacity ----
 ./vlrealpipe capacity --calib "$TINY" --decode-calib "$DEC" --wakeup "$WAKE" --cores-calib "$CORE" --cores "$CORES" | tee "$WORK/capacity.txt" >&2
@@ -212,16 +227,26 @@ for L in $LOADS; do
   phases=()
   for f in "${spans[@]}"; do phases+=(--phases-from "$f"); done
   ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --wake-calib "$L_WCAL" \
-    --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario.yaml"
+    "${DRIFT[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" \
+    "${phases[@]}" --out "$D/scenario.yaml"
   ./vlsim run "$D/scenario.yaml" --csv "$D/sim.csv" --plot "$D/plot" --trace "$D/sim-spans.csv" -q 2> "$D/sim.log"
   # the same diagnostic of the simulator's own spans (replication 0: run 1's phases)
   ./vlrealpipe compare --load "$L" --sim "$D/sim.csv" --warmup "$WARMUP" --out "$D/rows-simself.csv" \
     --overlap "$D/sim-overlap.csv" "$D/sim-spans.csv" > /dev/null
   ./vlrealpipe scenario --calib "$ISO_TINY" --decode-calib "$ISO_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --wake-calib "$L_WCAL" \
-    --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-iso.yaml"
+    "${DRIFT[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" \
+    "${phases[@]}" --out "$D/scenario-iso.yaml"
   ./vlsim run "$D/scenario-iso.yaml" --csv "$D/sim-iso.csv" -q 2> "$D/sim-iso.log"
   ./vlrealpipe compare --load "$L" --sim "$D/sim-iso.csv" --warmup "$WARMUP" --out "$D/rows-iso.csv" \
     "${spans[@]}" > /dev/null
+  if [ "$DRIFT_S" != 0 ]; then     # the same prediction at one speed: what cpu.speed adds
+    ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
+      --wake-calib "$L_WCAL" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
+      --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-steady.yaml"
+    ./vlsim run "$D/scenario-steady.yaml" --csv "$D/sim-steady.csv" -q 2> "$D/sim-steady.log"
+    ./vlrealpipe compare --load "$L" --sim "$D/sim-steady.csv" --warmup "$WARMUP" --out "$D/rows-steady.csv" \
+      "${spans[@]}" > /dev/null
+  fi
   awk '/^# index/ {on = /frame end to end/; next} on && NF == 2' "$D/plot/cdf.dat" > "$D/sim-cdf.dat"
   ./vlrealpipe compare --load "$L" --sim "$D/sim.csv" --warmup "$WARMUP" --out "$D/rows.csv" \
     --spread "$D/spread.csv" --cdf "$D/real-cdf.dat" --overlap "$D/overlap.csv" \
@@ -240,6 +265,7 @@ join_loads() {
 }
 join_loads rows.csv > "$WORK/results.csv"
 join_loads rows-iso.csv > "$WORK/results-iso.csv"
+[ "$DRIFT_S" = 0 ] || join_loads rows-steady.csv > "$WORK/results-steady.csv"
 join_loads spread.csv > "$WORK/spread.csv"
 join_loads overlap.csv > "$WORK/overlap.csv"
 join_loads sim-overlap.csv > "$WORK/overlap-sim.csv"
@@ -380,6 +406,20 @@ elapsed=$(( $(date +%s) - t_start ))
   echo
   frame_table "$WORK/results-iso.csv"
   echo
+  if [ "$DRIFT_S" != 0 ]; then
+    echo "## The same loads at one speed"
+    echo
+    echo "The prediction's scenario says how the machine's speed moved (cpu.speed: vlrealpipe"
+    echo "driftcal, ${DRIFT_S} s before the load points, $CORES threads repeating the pipeline's"
+    echo "work, the units done per ${DRIFT_WINDOW_MS} ms window over their mean):"
+    echo
+    grep '^# ' "$WORK/calib/driftcal.yaml" | sed 's/^# /    /'
+    echo
+    echo "The same real runs against the same scenario without it (the cores at one speed):"
+    echo
+    frame_table "$WORK/results-steady.csv"
+    echo
+  fi
   echo "## Spread of the real runs (each run alone)"
   echo
   echo "Capacity after the run: what a short mix calibration right after it (vlrealpipe mixcal"
@@ -519,6 +559,8 @@ if [ "$RECAL" = 1 ]; then     # each load point's: the ring and the mix means (t
   done
 fi
 mv "$WORK/results-iso.csv" "$OUT/results-iso.csv"
+rm -f "$OUT/results-steady.csv"
+[ "$DRIFT_S" = 0 ] || mv "$WORK/results-steady.csv" "$OUT/results-steady.csv"
 mv "$WORK/results.csv" "$OUT/results.csv"
 mv "$WORK/spread.csv" "$OUT/spread.csv"
 mv "$WORK/overlap.csv" "$OUT/overlap.csv"

@@ -20,6 +20,7 @@
 #include "calib/wakeup.h"
 #include "calib/realpipe/rp_cores.h"
 #include "calib/realpipe/rp_drift.h"
+#include "calib/realpipe/rp_oplog.h"
 #include "calib/realpipe/rp_mix.h"
 #include "calib/realpipe/rp_overlap.h"
 #include "calib/realpipe/rp_stages.h"
@@ -1099,4 +1100,39 @@ Test(realpipe, scenario_with_speed)
     fixture_scenario(&p, 1, NULL, 0, &cap, &c);
     cr_expect_eq(c.cpu.nspeed, 0);
     cfg_free(&c);
+}
+
+/* The op log's summary by hand (ms): A decode on CPU 0 over 0-10 (8 of
+ * CPU), B encode on CPU 0 over 5-15 (10), C prefill on CPU 1 over 12-20
+ * (4), D a decode that moved from CPU 0 to 1 over 30-31 (1), E one before
+ * the warm-up's end (start -5: left out). Ops ran over 0-20 (D moved, so it
+ * is not in the overlap): exactly two over 5-10 (A and B, both on CPU 0)
+ * and 12-15 (B and C, one each): 8 ms, 5 of them on one CPU. The log keeps
+ * its capacity's first records and counts the rest. */
+Test(realpipe, oplog_summary_by_hand)
+{
+    rp_oplog l;
+    cr_assert_eq(rp_oplog_init(&l, 5), 0);
+    const int64_t ms = 1000000;
+    rp_oplog_add(&l, RP_OP_DECODE, 1, 0, 0, 0, 10 * ms, 8 * ms);
+    rp_oplog_add(&l, RP_OP_ENCODE, 2, 0, 0, 5 * ms, 15 * ms, 10 * ms);
+    rp_oplog_add(&l, RP_OP_PREFILL, 2, 1, 1, 12 * ms, 20 * ms, 4 * ms);
+    rp_oplog_add(&l, RP_OP_DECODE, 1, 0, 1, 30 * ms, 31 * ms, 1 * ms);
+    rp_oplog_add(&l, RP_OP_DECODE, 1, 1, 1, -5 * ms, -1 * ms, 4 * ms);
+    rp_oplog_add(&l, RP_OP_DECODE, 1, 1, 1, 40 * ms, 41 * ms, 1 * ms);   /* past the capacity */
+    cr_assert_eq(rp_oplog_len(&l), 5);
+    cr_expect_eq(atomic_load(&l.n), 6);
+    rp_opsum s;
+    cr_assert_eq(rp_oplog_summarize(l.op, rp_oplog_len(&l), 0, &s), 0);
+    cr_expect_eq(s.n[RP_OP_DECODE], 2);
+    close_to("decode wall", s.wall_ms[RP_OP_DECODE], 11);
+    close_to("decode cpu", s.cpu_ms[RP_OP_DECODE], 9);
+    close_to("encode wall", s.wall_ms[RP_OP_ENCODE], 10);
+    close_to("prefill cpu", s.cpu_ms[RP_OP_PREFILL], 4);
+    cr_expect_eq(s.n[RP_OP_REDUCE], 0);
+    cr_expect_eq(s.moved, 1);
+    close_to("busy", s.busy_ms, 20);
+    close_to("two", s.two_ms, 8);
+    close_to("two on one CPU", s.two_same_ms, 5);
+    rp_oplog_free(&l);
 }

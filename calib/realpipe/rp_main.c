@@ -1,7 +1,7 @@
 /* rp_main.c — `vlrealpipe`: the real pipeline and its comparison with the
  * simulator (issue 7; calib/realpipe/README.md).
  *
- *   vlrealpipe run       [PARAMS] --out SPANS.csv [--force]
+ *   vlrealpipe run       [PARAMS] --out SPANS.csv [--ops OPS.csv] [--force]
  *   vlrealpipe capacity  --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]
  *   vlrealpipe scenario  --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]
  *                        [--sim-duration S] [--sim-reps N] [--phases-from SPANS.csv]...
@@ -46,7 +46,7 @@
 static void usage(FILE *f)
 {
     fprintf(f,
-        "usage: vlrealpipe run      [PARAMS] --out SPANS.csv [--force]\n"
+        "usage: vlrealpipe run      [PARAMS] --out SPANS.csv [--ops OPS.csv] [--force]\n"
         "       vlrealpipe capacity --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]\n"
         "       vlrealpipe scenario --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]\n"
         "                           [--sim-duration S] [--sim-reps N] [--phases-from SPANS.csv]...\n"
@@ -62,7 +62,9 @@ static void usage(FILE *f)
         "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
         "                           [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...\n"
         "run: the real threaded pipeline (H.264 decode, sampler, tiny encoder, ToMe, prefill,\n"
-        "queries -> decode -> response); one span per frame and stage to SPANS.csv.\n"
+        "queries -> decode -> response); one span per frame and stage to SPANS.csv;\n"
+        "--ops: every decode and executor op with its thread's CPU time and the CPU it ran on\n"
+        "(rp_oplog.h), and a summary: wall over CPU time by op, two ops sharing one CPU.\n"
         "capacity: the frame rate each resource saturates at, from the calibration alone.\n"
         "scenario: the simulator's scenario of the same pipeline, from the calibration alone;\n"
         "--phases-from (repeatable): the streams' phases of these real runs (their spans'\n"
@@ -256,6 +258,7 @@ static int read_drift_calib(const char *path, opts *o, char *err, size_t n);
 
 struct opts {
     rp_params p;
+    const char *ops;               /* run --ops: the op log */
     const char *out, *calib, *dcalib, *sim, *spread, *cdf, *dout, *overlap;
     const char *sim_spans, *stages, *batches;   /* compare: the segment diagnostic */
     double load, sim_s;
@@ -388,6 +391,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
         } else if (!strcmp(a, "--drift-calib")) {
             if (read_drift_calib(v, o, err, n))
                 return -1;
+        } else if (!strcmp(a, "--ops")) {
+            o->ops = v;
         } else if (!strcmp(a, "--out")) {
             o->out = v;
         } else if (!strcmp(a, "--calib")) {
@@ -425,18 +430,62 @@ static int check_out(const char *path, bool force, char *err, size_t n)
     return path ? out_check(path, force, err, n) : 0;
 }
 
+/* run --ops: the op log's summary (after the warm-up) to stderr, its
+ * records to the file. */
+static int ops_out(const opts *o, const rp_oplog *log, char *err, size_t n)
+{
+    int len = rp_oplog_len(log);
+    rp_opsum s;
+    if (rp_oplog_summarize(log->op, len, (int64_t)(o->p.warmup_s * 1e9), &s)) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    fprintf(stderr, "vlrealpipe run: ops after the warm-up, wall over their thread's CPU time:");
+    for (int k = 0; k < RP_OP_NKINDS; k++)
+        if (s.n[k] > 0)
+            fprintf(stderr, " %s %.3f (%ld, %.4f ms CPU each)", rp_op_name(k),
+                    s.cpu_ms[k] > 0 ? s.wall_ms[k] / s.cpu_ms[k] : 0.0, s.n[k], s.cpu_ms[k] / s.n[k]);
+    fprintf(stderr, "; exactly two ops ran %.1f %% of the time ops ran, %.1f %% of that on one CPU "
+            "(%ld ops moved CPU)\n", s.busy_ms > 0 ? 100 * s.two_ms / s.busy_ms : 0.0,
+            s.two_ms > 0 ? 100 * s.two_same_ms / s.two_ms : 0.0, s.moved);
+    if (atomic_load(&log->n) > log->cap)
+        fprintf(stderr, "vlrealpipe run: the op log kept the first %d ops of %d\n", log->cap,
+                atomic_load(&log->n));
+    out_file f;
+    if (out_open(&f, o->ops, err, n))
+        return -1;
+    rp_oplog_write(f.f, log->op, len);
+    return out_commit(&f, err, n);
+}
+
 static int cmd_run(opts *o, char *err, size_t n)
 {
     if (!o->out) {
         snprintf(err, n, "run needs --out SPANS.csv");
         return -1;
     }
-    if (check_out(o->out, o->force, err, n))
+    if (check_out(o->out, o->force, err, n) || check_out(o->ops, o->force, err, n))
         return -1;
     rp_record rec;
     rp_summary s;
-    if (rp_pipe_run(&o->p, &rec, &s, err, n))
+    rp_oplog log;
+    double frames = floor(o->p.duration_s * o->p.fps) * o->p.streams;
+    if (o->ops && (frames > 1e8 || rp_oplog_init(&log, 3 * (int)frames + 65536))) {
+        snprintf(err, n, "out of memory for the op log of %.0f frames", frames);
         return -1;
+    }
+    if (rp_pipe_run(&o->p, &rec, &s, o->ops ? &log : NULL, err, n)) {
+        if (o->ops)
+            rp_oplog_free(&log);
+        return -1;
+    }
+    if (o->ops && ops_out(o, &log, err, n)) {
+        rp_oplog_free(&log);
+        rp_record_free(&rec);
+        return -1;
+    }
+    if (o->ops)
+        rp_oplog_free(&log);
     double per_frame_ms = s.frames ? 1e3 * s.cpu_s / s.frames : 0.0;
     char comment[512];
     snprintf(comment, sizeof comment,

@@ -6,9 +6,11 @@
  * and response, set-up and the run. All times are ns of CLOCK_MONOTONIC
  * from the run's start. It must never print, and never allocate on the
  * per-frame path (pools and the span record are made up front). */
+#define _GNU_SOURCE                /* sched_getcpu */
 #include "calib/realpipe/rp_pipe.h"
 
 #include <errno.h>
+#include <sched.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,6 +35,14 @@ static int64_t mono_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* The calling thread's CPU time (ns). */
+static int64_t thread_cpu_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 }
 
@@ -70,6 +80,7 @@ static int32_t ring_pop(ring *r)
 
 typedef struct {
     const rp_params *p;
+    rp_oplog *oplog;               /* NULL, or each op's CPU time and CPU */
     rp_record *rec;
     int64_t t0;
     int nframes, nqueries;
@@ -220,7 +231,12 @@ static void *decode_main(void *arg)
         }
         int s = c->rec->f_stream[i];
         pthread_mutex_lock(&c->dec_mu[s]);
+        int cpu0 = c->oplog ? sched_getcpu() : -1;
+        int64_t u0 = c->oplog ? thread_cpu_ns() : 0, w0 = c->oplog ? now_rel(c) : 0;
         rp_ops_decode(&c->ops, s, (long)c->rec->f_seq[i], slot_pix(c, i));
+        if (c->oplog)
+            rp_oplog_add(c->oplog, RP_OP_DECODE, 1, cpu0, sched_getcpu(), w0, now_rel(c),
+                         thread_cpu_ns() - u0);
         pthread_mutex_unlock(&c->dec_mu[s]);
         int64_t t = now_rel(c);
         sp->end = t;
@@ -367,6 +383,8 @@ static void *executor_main(void *arg)
         pthread_mutex_unlock(&c->xq_mu);
         if (s != X_DECODE)
             batch_buffers(c, k);
+        int cpu0 = c->oplog ? sched_getcpu() : -1;
+        int64_t u0 = c->oplog ? thread_cpu_ns() : 0, w0 = c->oplog ? now_rel(c) : 0;
         switch (s) {
         case X_DECODE:  rp_ops_decode_step(&c->ops, k); break;
         case X_PREFILL: rp_ops_prefill(&c->ops, k, c->bred); break;
@@ -374,6 +392,10 @@ static void *executor_main(void *arg)
         default:        rp_ops_encode(&c->ops, k, c->bpix, c->btok); break;
         }
         int64_t e = now_rel(c);
+        if (c->oplog)
+            rp_oplog_add(c->oplog, s == X_DECODE ? RP_OP_LLM_DECODE : s == X_PREFILL ? RP_OP_PREFILL
+                         : s == X_REDUCE ? RP_OP_REDUCE : RP_OP_ENCODE, k, cpu0, sched_getcpu(), w0,
+                         now_rel(c), thread_cpu_ns() - u0);
         pthread_mutex_lock(&c->xq_mu);
         if (s == X_DECODE) {
             for (int j = k; j > 0; j--) {
@@ -534,7 +556,8 @@ static void teardown(ctx_t *c)
     dect_clip_free((dect_clip *)c->clip);
 }
 
-int rp_pipe_run(const rp_params *p, rp_record *rec, rp_summary *sum, char *err, size_t errlen)
+int rp_pipe_run(const rp_params *p, rp_record *rec, rp_summary *sum, rp_oplog *ops, char *err,
+                size_t errlen)
 {
     memset(sum, 0, sizeof *sum);
     memset(rec, 0, sizeof *rec);
@@ -548,6 +571,7 @@ int rp_pipe_run(const rp_params *p, rp_record *rec, rp_summary *sum, char *err, 
     ctx_t c;
     memset(&c, 0, sizeof c);
     c.p = p;
+    c.oplog = ops;
     c.rec = rec;
     int per = (int)floor(p->duration_s * p->fps);
     c.nframes = per * p->streams;

@@ -17,6 +17,7 @@
 #define VL_RP_PIPE_H
 
 #include <stddef.h>
+#include "calib/realpipe/rp_oplog.h"
 #include "calib/realpipe/rp_params.h"
 #include "calib/realpipe/rp_span.h"
 
@@ -29,8 +30,10 @@ typedef struct {
     long vcsw, ivcsw;          /* their voluntary and involuntary context switches */
 } rp_summary;
 
-/* Run p once: rec is initialised here (free with rp_record_free). 0, or -1
- * and a message. */
-int rp_pipe_run(const rp_params *p, rp_record *rec, rp_summary *sum, char *err, size_t errlen);
+/* Run p once: rec is initialised here (free with rp_record_free). ops:
+ * NULL, or a log (rp_oplog_init'd) that gets every decode and executor op
+ * with its thread's CPU time and CPU. 0, or -1 and a message. */
+int rp_pipe_run(const rp_params *p, rp_record *rec, rp_summary *sum, rp_oplog *ops, char *err,
+                size_t errlen);
 
 #endif

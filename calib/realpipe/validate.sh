@@ -22,6 +22,9 @@
 #     beside it, to say what timing the ops in their mix is worth); both replay
 #     the real runs' stream phases (their workload: 8 streams' phases alone move
 #     a simulated p50 by +-12 %), each run's in turn;
+#     Every real run also logs its ops (vlrealpipe run --ops: each decode and
+#     executor op's CPU time and CPU), reported as their wall over CPU time and
+#     the share of two-op time spent on one CPU;
 #  4. validation/results.csv, validation/spread.csv, validation/overlap.csv and
 #     overlap-sim.csv (the real and the simulated ops by the other ops beside them:
 #     a diagnostic), validation/REPORT.md,
@@ -195,7 +198,7 @@ for L in $LOADS; do
       for a in $(seq 1 "$TRIES"); do
         log "load $L (fps $FPS per stream): real run $r of $RUNS$([ "$a" -gt 1 ] && echo " (attempt $a)")"
         "${PRIO[@]}" ./vlrealpipe run --fps "$FPS" --duration "$DURATION" --warmup "$WARMUP" --seed "$r" \
-          --wakeup "$L_WAKE" --cores "$CORES" --force --out "$D/spans-$r.csv" 2>> "$D/run.log"
+          --wakeup "$L_WAKE" --cores "$CORES" --force --out "$D/spans-$r.csv" --ops "$D/ops-$r.csv" 2>> "$D/run.log"
         probe_after_run
         # every attempt of run 1 off: the calibration was taken in a spell the runs
         # never saw, so the point is calibrated again (up to RECALS calibrations)
@@ -207,6 +210,8 @@ for L in $LOADS; do
           # the run's CPU per frame (getrusage of its threads), from its summary line
           cpu=$(sed -n 's/.*cpu [0-9.]* s (\([0-9.]*\) ms per frame.*/\1/p' "$D/run.log" | tail -1)
           echo "$L,$r,$cap_after,$ratio,$a,${cpu:-0},$wake_after,$wratio" >> "$WORK/probe.csv"
+          # the kept run's ops: wall over CPU time, two ops on one CPU (rp_oplog.h)
+          grep 'ops after the warm-up' "$D/run.log" | tail -1 | sed "s/^/$L $r /" >> "$WORK/ops.txt"
           break
         fi
         echo "$L,$r,$a,$cap_after,$ratio,$wake_after,$wratio" >> "$WORK/rejected.csv"
@@ -512,6 +517,33 @@ elapsed=$(( $(date +%s) - t_start ))
                    printf "%s | %s | %s | %s | %s | %s | %s |\n", lab[k], cell[k, 1, "0"], cell[k, 2, "0"],
                           cell[k, 1, "1"], cell[k, 2, "1"], cell[k, 1, "2+"], cell[k, 2, "2+"] } }' \
     "$WORK/overlap.csv" "$WORK/overlap-sim.csv"
+  echo
+  echo "## Off their core: the ops' wall time over their CPU time (the real runs)"
+  echo
+  echo "Each kept run's decode and executor ops (vlrealpipe run --ops; rp_oplog.h): the ops'"
+  echo "wall time over their threads' CPU time (CLOCK_THREAD_CPUTIME_ID) over the same spans,"
+  echo "after the warm-up. Above 1, an op waited off its core; its CPU time says whether it ran"
+  echo "slower. Then the share of the time ops ran during which exactly two ran, and the share"
+  echo "of that during which both were on one CPU (sched_getcpu at their start and end), the"
+  echo "other CPU without an op. The simulator shares the cores among the ops as one pool"
+  echo "(processor sharing): two ops always run on two cores, wall over CPU 1 for each."
+  echo
+  echo "| load | run | decode | encode | reduce | prefill | two ops, % of the time ops ran | of that on one CPU % |"
+  echo "|---|---|---|---|---|---|---|---|"
+  awk '{ line = $0; row = "| " $1 " | " $2
+         n = split("decode encode reduce prefill", k, " ")
+         for (i = 1; i <= n; i++) {
+           v = "-"
+           if (match(line, " " k[i] " [0-9.]+ \\([0-9]+, [0-9.]+ ms")) {
+             split(substr(line, RSTART, RLENGTH), f, /[ (,]+/)
+             v = sprintf("%s (%s ms CPU)", f[3], f[5])
+           }
+           row = row " | " v
+         }
+         two = "-"; same = "-"
+         if (match(line, "exactly two ops ran [0-9.]+ %")) { split(substr(line, RSTART, RLENGTH), f, " "); two = f[5] }
+         if (match(line, "[0-9.]+ % of that on one CPU")) { split(substr(line, RSTART, RLENGTH), f, " "); same = f[1] }
+         print row " | " two " | " same " |" }' "$WORK/ops.txt"
   echo
   echo "## Where a kept frame's time goes (run 1 against replication 0)"
   echo

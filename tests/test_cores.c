@@ -628,3 +628,155 @@ Test(cores, speed_keys)
     cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speed: 1.1}\n", &c, err, sizeof err));
     cr_expect(strstr(err, "cpu.speed"), "%s", err);
 }
+
+/* cpu.speed from YAML to a run: the case of speed_case, 4 replications
+ * through scn_load_string and run_scenario. Each replication has 10 frames
+ * (at 0, 1, ..., 9 s; the one at 10 s is the run's end) in 10 windows that
+ * alternate 1 and 0.25, so 5 frames of 10 ms and 5 of 40 whichever factor
+ * it starts at: mean 25 ms in every replication. At [0.5]: 20 ms. */
+#define SPEED_HEAD "name: s\nduration_s: 10\nwarmup_s: 0\nreplications: 4\n" \
+                   "workload: {arrival: periodic, streams: 1, fps: 1, phase: aligned}\n" \
+                   "stages:\n  - {name: decode, service: {dist: constant, ms: 10}}\n"
+
+static double speed_yaml_mean(const char *yaml)
+{
+    scenario_cfg c;
+    char err[512] = "";
+    cr_assert_null(load_err(yaml, &c, err, sizeof err), "%s", err);
+    run_result r;
+    run(&c, 1, &r);
+    double m = r.stage[0].sojourn.mean.mean;
+    run_result_free(&r);
+    cfg_free(&c);
+    return m;
+}
+
+Test(cores, speed_from_yaml)
+{
+    near("alternating windows", speed_yaml_mean(SPEED_HEAD "cpu: {cores: 1, speed: {window_ms: 1000, "
+                                                "factors: [1, 0.25]}}\n"), 25.0, EXACT);
+    near("half speed", speed_yaml_mean(SPEED_HEAD "cpu: {cores: 1, speed: {window_ms: 250, "
+                                       "factors: [0.5]}}\n"), 20.0, EXACT);
+    near("no key", speed_yaml_mean(SPEED_HEAD "cpu: {cores: 1}\n"), 10.0, EXACT);
+}
+
+/* Each replication draws its own first factor: with [1, 0.25] in windows of
+ * 1 s the frame at t = 0 takes 10 ms where k0 = 0 and 40 where k0 = 1, k0
+ * uniform on {0, 1}. Over 16 replications both come up (all 16 alike has
+ * probability 2^-15 for a uniform draw; the seed is fixed, so this is
+ * deterministic). The trace's first row is that frame: end_ms - arrive_ms. */
+Test(cores, speed_offset_per_replication)
+{
+    scenario_cfg c;
+    kit_base(&c, "speed", 1, 1, 0, 0.0, 2.0, 1);
+    periodic(&c, 1, 1.0);
+    on_workers(&c, 0, "decode", 1, 10.0);
+    c.cpu.cores = 1;
+    c.cpu.stage_mask = 1;
+    c.cpu.nspeed = 2;
+    c.cpu.speed_window_ms = 1000;
+    c.cpu.speed = malloc(2 * sizeof *c.cpu.speed);
+    cr_assert_not_null(c.cpu.speed);
+    c.cpu.speed[0] = 1;
+    c.cpu.speed[1] = 0.25;
+    int seen10 = 0, seen40 = 0;
+    for (uint32_t rep = 0; rep < 16; rep++) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        cr_assert_not_null(f);
+        rep_stats rs;
+        cr_assert_eq(pipe_stats_init(&rs, &c), 0);
+        char err[256] = "";
+        cr_assert_eq(pipe_run_traced(&c, rep, 0.0, NULL, &rs, f, err, sizeof err), 0, "%s", err);
+        fclose(f);
+        double arrive, enq, start, end;
+        cr_assert_eq(sscanf(buf, "frame,%*u,%*u,%*u,decode,done,%lf,%lf,%lf,%lf", &arrive, &enq,
+                            &start, &end), 4, "trace: %s", buf);
+        double d = end - arrive;
+        cr_expect(fabs(d - 10) < 1e-9 || fabs(d - 40) < 1e-9, "rep %u: first frame %g ms", rep, d);
+        seen10 += fabs(d - 10) < 1e-9;
+        seen40 += fabs(d - 40) < 1e-9;
+        pipe_stats_free(&rs);
+        free(buf);
+    }
+    cr_expect(seen10 > 0 && seen40 > 0, "k0 = 0 in %d replications, 1 in %d", seen10, seen40);
+    cfg_free(&c);
+}
+
+/* The speed's own stream moves no other draw: a Poisson run (3 servers,
+ * exponential service, 2 cores) at factors [1] is the run without the key
+ * exactly, and at [1, 1, 1] in windows of 7 ms, whose boundaries only
+ * recompute the ticks (rounding), the same to 1e-9. */
+static void speed_run(const double *f, int n, rep_stats *rs, scenario_cfg *c)
+{
+    kit_base(c, "same", 5, 1, 0, 1.0, 20.0, 1);
+    poisson(c, 1200.0);
+    c->stages[0].servers = 3;
+    exp_svc(&c->stages[0], 1.0);
+    c->cpu.cores = 2;
+    c->cpu.stage_mask = 1;
+    if (n > 0) {
+        c->cpu.nspeed = n;
+        c->cpu.speed_window_ms = 7;
+        c->cpu.speed = malloc((size_t)n * sizeof *c->cpu.speed);
+        cr_assert_not_null(c->cpu.speed);
+        memcpy(c->cpu.speed, f, (size_t)n * sizeof *f);
+    }
+    rep1(c, rs);
+}
+
+Test(cores, speed_one_changes_nothing)
+{
+    scenario_cfg c0, c1, c3;
+    rep_stats r0, r1, r3;
+    speed_run(NULL, 0, &r0, &c0);
+    speed_run((const double[]){1}, 1, &r1, &c1);
+    speed_run((const double[]){1, 1, 1}, 3, &r3, &c3);
+    cr_assert_gt(r0.stage[0].sojourn.n, 10000);
+    count("[1]: sojourns", r1.stage[0].sojourn.n, r0.stage[0].sojourn.n);
+    cr_expect_eq(hist_mean(&r1.stage[0].sojourn), hist_mean(&r0.stage[0].sojourn), "[1]: mean");
+    cr_expect_eq(r1.stage[0].sojourn.max, r0.stage[0].sojourn.max, "[1]: max");
+    count("[1, 1, 1]: sojourns", r3.stage[0].sojourn.n, r0.stage[0].sojourn.n);
+    near("[1, 1, 1]: mean", hist_mean(&r3.stage[0].sojourn), hist_mean(&r0.stage[0].sojourn), EXACT);
+    near("[1, 1, 1]: max", r3.stage[0].sojourn.max, r0.stage[0].sojourn.max, EXACT);
+    pipe_stats_free(&r0);
+    pipe_stats_free(&r1);
+    pipe_stats_free(&r3);
+    cfg_free(&c0);
+    cfg_free(&c1);
+    cfg_free(&c3);
+}
+
+/* The loader's other errors: a negative factor, factors not a list, and one
+ * factor more than CFG_MAX_SPEED (65537 of them). */
+Test(cores, speed_keys_limits)
+{
+    scenario_cfg c;
+    char err[512];
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speed: {window_ms: 5, factors: [1, 1, -0.5]}}\n",
+                                &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.speed.factors[2]"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speed: {window_ms: 5, factors: 1}}\n", &c, err,
+                                sizeof err));
+    cr_expect(strstr(err, "cpu.speed.factors") && strstr(err, "list"), "%s", err);
+    const char *head = BASE "cpu: {cores: 2, speed: {window_ms: 5, factors: [";
+    size_t n = CFG_MAX_SPEED + 1, hl = strlen(head);
+    char *y = malloc(hl + 2 * n + 8);
+    cr_assert_not_null(y);
+    memcpy(y, head, hl);
+    char *w = y + hl;
+    for (size_t i = 0; i < n; i++) {
+        *w++ = '1';
+        *w++ = ',';
+    }
+    strcpy(w - 1, "]}}\n");
+    cr_assert_not_null(load_err(y, &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.speed.factors") && strstr(err, "65537"), "%s", err);
+    y[hl + 2 * (n - 1) - 1] = ']';           /* the last one off: 65536 load */
+    strcpy(y + hl + 2 * (n - 1), "}}\n");
+    cr_assert_null(load_err(y, &c, err, sizeof err), "%s", err);
+    cr_expect_eq(c.cpu.nspeed, CFG_MAX_SPEED);
+    cfg_free(&c);
+    free(y);
+}

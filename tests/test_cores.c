@@ -575,19 +575,26 @@ Test(cores, speed_changes_closed_form)
  * takes 20 ms. With factors [1, 0.25] in windows of 1 s each frame starts a
  * window and ends inside it, and the windows alternate whatever factor a
  * replication starts at: five frames of 10 ms and five of 40 ms, sum 250. */
+/* One stream at 1 FPS for duration_s, one 10 ms worker on one core, the
+ * cores' speed f[0..n) in windows of 1 s. */
+static void speed_fixture(scenario_cfg *c, double duration_s, int n, const double *f)
+{
+    kit_base(c, "speed", 1, 1, 0, 0.0, duration_s, 1);
+    periodic(c, 1, 1.0);
+    on_workers(c, 0, "decode", 1, 10.0);
+    c->cpu.cores = 1;
+    c->cpu.stage_mask = 1;
+    c->cpu.nspeed = n;
+    c->cpu.speed_window_ms = 1000;
+    c->cpu.speed = malloc((size_t)n * sizeof *c->cpu.speed);
+    cr_assert_not_null(c->cpu.speed);
+    memcpy(c->cpu.speed, f, (size_t)n * sizeof *f);
+}
+
 static void speed_case(int n, const double *f, double sum, double lo, double hi)
 {
     scenario_cfg c;
-    kit_base(&c, "speed", 1, 1, 0, 0.0, 10.0, 1);
-    periodic(&c, 1, 1.0);
-    on_workers(&c, 0, "decode", 1, 10.0);
-    c.cpu.cores = 1;
-    c.cpu.stage_mask = 1;
-    c.cpu.nspeed = n;
-    c.cpu.speed_window_ms = 1000;
-    c.cpu.speed = malloc((size_t)n * sizeof *c.cpu.speed);
-    cr_assert_not_null(c.cpu.speed);
-    memcpy(c.cpu.speed, f, (size_t)n * sizeof *f);
+    speed_fixture(&c, 10.0, n, f);
     rep_stats rs;
     rep1(&c, &rs);
     hist_is("sojourn", &rs.stage[0].sojourn, 10, sum, lo, hi);
@@ -668,17 +675,7 @@ Test(cores, speed_from_yaml)
 Test(cores, speed_offset_per_replication)
 {
     scenario_cfg c;
-    kit_base(&c, "speed", 1, 1, 0, 0.0, 2.0, 1);
-    periodic(&c, 1, 1.0);
-    on_workers(&c, 0, "decode", 1, 10.0);
-    c.cpu.cores = 1;
-    c.cpu.stage_mask = 1;
-    c.cpu.nspeed = 2;
-    c.cpu.speed_window_ms = 1000;
-    c.cpu.speed = malloc(2 * sizeof *c.cpu.speed);
-    cr_assert_not_null(c.cpu.speed);
-    c.cpu.speed[0] = 1;
-    c.cpu.speed[1] = 0.25;
+    speed_fixture(&c, 2.0, 2, (const double[]){1, 0.25});
     int seen10 = 0, seen40 = 0;
     for (uint32_t rep = 0; rep < 16; rep++) {
         char *buf = NULL;

@@ -474,18 +474,16 @@ static int cmd_run(opts *o, char *err, size_t n)
         snprintf(err, n, "out of memory for the op log of %.0f frames", frames);
         return -1;
     }
-    if (rp_pipe_run(&o->p, &rec, &s, o->ops ? &log : NULL, err, n)) {
-        if (o->ops)
-            rp_oplog_free(&log);
-        return -1;
-    }
-    if (o->ops && ops_out(o, &log, err, n)) {
+    int ran = rp_pipe_run(&o->p, &rec, &s, o->ops ? &log : NULL, err, n);
+    int logged = ran == 0 && o->ops ? ops_out(o, &log, err, n) : 0;
+    if (o->ops)
         rp_oplog_free(&log);
+    if (ran)
+        return -1;
+    if (logged) {
         rp_record_free(&rec);
         return -1;
     }
-    if (o->ops)
-        rp_oplog_free(&log);
     double per_frame_ms = s.frames ? 1e3 * s.cpu_s / s.frames : 0.0;
     char comment[512];
     snprintf(comment, sizeof comment,

@@ -198,7 +198,13 @@ typedef struct {
  * the scheduler queued the woken thread behind a running job, and it runs
  * when the first of the stages' jobs on the cores ends, however long that
  * takes — a share wake_held[k] (timer_held[k]) of them, the last for more
- * (`vlrealpipe wakecal` measures all of these apart from the pipeline). */
+ * (`vlrealpipe wakecal` measures all of these apart from the pipeline).
+ *
+ * With stack the jobs are placed on cores instead of pooled: a job started
+ * while a core is free goes beside a running one with probability share,
+ * and a free core takes a job from a shared one after an exponential wait
+ * of mean migrate_ms (pull_ms when the core was emptied by a job's end;
+ * models/cores.h; `vlrealpipe stackcal`). */
 #define CFG_MAX_SPEEDUP 16
 #define CFG_MAX_WAKE_BUSY 9
 #define CFG_MAX_SPEED 65536      /* cpu.speed.factors */
@@ -231,6 +237,12 @@ typedef struct {
                                 speed[(k0 + j) % nspeed], k0 drawn per replication (a machine
                                 whose speed moves: vlrealpipe driftcal); used as given, so a
                                 mean of 1 keeps the calibrated speed as the time-average */
+    int has_stack;           /* 0: pooled sharing; 1: jobs placed on cores (cpu.stack) */
+    double stack_share;      /* [0, 1]: a start with a core free goes beside a running job */
+    double stack_migrate_ms; /* >= 0: mean wait before a free core takes a shared core's job,
+                                once a start stacked */
+    double stack_pull_ms;    /* >= 0: the same once a core emptied beside a shared one
+                                (default migrate_ms) */
 } cpu_cfg;
 
 /* How late a timed wait on the cores wakes: timer_ms, or wake_ms when not given. */

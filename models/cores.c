@@ -3,6 +3,7 @@
 #include "models/cores.h"
 
 #include <stdlib.h>
+#include "sim/rng.h"
 
 /* A job this close to done (ms of work) is done: the tick that ends it was
  * computed from its remaining work, so only rounding is left. */
@@ -19,6 +20,14 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->speed = 1;
     c->t_last = 0;
     c->gen = 0;
+    c->place_rng = NULL;
+    c->share = c->migrate_ms = c->pull_ms = 0;
+    c->by_start = 0;
+    c->on = NULL;
+    c->mgen = 0;
+    c->move_due = 0;
+    c->freed_t = -1;
+    c->freed_core = -1;
     c->job = malloc((size_t)c->cap * sizeof *c->job);
     return c->job ? 0 : -1;
 }
@@ -26,7 +35,10 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
 void cores_free(cores_t *c)
 {
     free(c->job);
+    free(c->on);
     c->job = NULL;
+    c->on = NULL;
+    c->place_rng = NULL;
     c->n = c->cap = 0;
 }
 
@@ -37,14 +49,112 @@ double cores_rate(const cores_t *c)
     return c->speed * (c->n > c->cores ? (double)c->cores / c->n : 1.0);
 }
 
+int cores_set_stack(cores_t *c, double share, double migrate_ms, double pull_ms, gsl_rng *r)
+{
+    free(c->on);
+    c->on = calloc((size_t)c->cores, sizeof *c->on);
+    if (!c->on)
+        return -1;
+    c->share = share < 0 ? 0 : share > 1 ? 1 : share;
+    c->migrate_ms = migrate_ms > 0 ? migrate_ms : 0;
+    c->pull_ms = pull_ms > 0 ? pull_ms : 0;
+    c->place_rng = r;
+    return 0;
+}
+
+/* Placement on: the total speed's efficiency with n busy, speedup(n) /
+ * min(n, k) (1 without a table), so that n <= k jobs on n cores run as the
+ * pooled sharing runs them. */
+static double efficiency(const cores_t *c)
+{
+    if (!c->speedup || c->n == 0)
+        return 1.0;
+    int m = c->n < c->cores ? c->n : c->cores;
+    return c->speedup[(c->n < c->nspeedup ? c->n : c->nspeedup) - 1] / m;
+}
+
+double cores_job_rate(const cores_t *c, int j)
+{
+    if (!c->place_rng)
+        return cores_rate(c);
+    return c->speed * efficiency(c) / c->on[c->job[j].core];
+}
+
 /* Bring every job's remaining work up to now at the current rate. */
 static void advance(cores_t *c, double now)
 {
-    double done = (now - c->t_last) * cores_rate(c);
-    if (done > 0)
+    double dt = now - c->t_last;
+    c->t_last = now;
+    if (!(dt > 0))
+        return;
+    if (!c->place_rng) {
+        double done = dt * cores_rate(c);
         for (int j = 0; j < c->n; j++)
             c->job[j].left -= done;
-    c->t_last = now;
+        return;
+    }
+    for (int j = 0; j < c->n; j++)
+        c->job[j].left -= dt * cores_job_rate(c, j);
+}
+
+/* Placement on: the first core with no job (-1: none), and the least loaded
+ * core with at least `min` jobs (lowest index on a tie; -1: none). */
+static int first_free(const cores_t *c)
+{
+    for (int k = 0; k < c->cores; k++)
+        if (c->on[k] == 0)
+            return k;
+    return -1;
+}
+
+static int least_loaded(const cores_t *c, int min)
+{
+    int best = -1;
+    for (int k = 0; k < c->cores; k++)
+        if (c->on[k] >= min && (best < 0 || c->on[k] < c->on[best]))
+            best = k;
+    return best;
+}
+
+static int most_loaded(const cores_t *c)
+{
+    int best = 0;
+    for (int k = 1; k < c->cores; k++)
+        if (c->on[k] > c->on[best])
+            best = k;
+    return best;
+}
+
+/* Placement on: a move is due while a core is free and another holds two
+ * or more; schedule one (an exponential wait, its mean by what entered the
+ * state: a start, or an end or a move) on entering that state and forget
+ * it on leaving (a later generation). */
+static int check_move(cores_t *c, ev_queue *q, double now)
+{
+    int due = first_free(c) >= 0 && c->on[most_loaded(c)] >= 2;
+    if (due && !c->move_due) {
+        c->move_due = 1;
+        c->mgen++;
+        double mean = c->by_start ? c->migrate_ms : c->pull_ms;
+        double wait = mean > 0 ? mean * rng_exp(c->place_rng) : 0;
+        return ev_push(q, now + wait, c->tick_kind, 1, c->mgen);
+    }
+    if (!due && c->move_due) {
+        c->move_due = 0;
+        c->mgen++;                     /* the pending move is void */
+    }
+    return 0;
+}
+
+/* Placement on: the core a job starting now goes onto. */
+static int place(cores_t *c)
+{
+    int idle = first_free(c);
+    if (idle < 0)
+        return least_loaded(c, 0);
+    if (c->n > 0 && gsl_rng_uniform(c->place_rng) < c->share)
+        return least_loaded(c, 1);     /* beside a running job: stacked */
+    return idle;
 }
 
 /* One tick for the earliest completion under the new rate. */
@@ -52,7 +162,18 @@ static int reschedule(cores_t *c, ev_queue *q, double now)
 {
     c->gen++;
     if (c->n == 0)
-        return 0;
+        return c->place_rng ? check_move(c, q, now) : 0;
+    if (c->place_rng) {
+        double first = -1;
+        for (int j = 0; j < c->n; j++) {
+            double t = (c->job[j].left > 0 ? c->job[j].left : 0) / cores_job_rate(c, j);
+            if (first < 0 || t < first)
+                first = t;
+        }
+        if (ev_push(q, now + first, c->tick_kind, 0, c->gen) != 0)
+            return -1;
+        return check_move(c, q, now);
+    }
     double least = c->job[0].left;
     for (int j = 1; j < c->n; j++)
         if (c->job[j].left < least)
@@ -65,6 +186,17 @@ static int reschedule(cores_t *c, ev_queue *q, double now)
 int cores_start(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t a, uint64_t b,
                 double work)
 {
+    return cores_start_on(c, q, now, kind, a, b, work, -1);
+}
+
+int cores_freed_core(const cores_t *c, double now)
+{
+    return c->place_rng && c->freed_t == now ? c->freed_core : -1;
+}
+
+int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t a, uint64_t b,
+                   double work, int on_core)
+{
     advance(c, now);
     if (c->n == c->cap) {
         int ncap = 2 * c->cap;
@@ -74,7 +206,13 @@ int cores_start(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t a, 
         c->job = nj;
         c->cap = ncap;
     }
-    c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0};
+    int core = 0;
+    if (c->place_rng) {
+        core = on_core >= 0 && on_core < c->cores ? on_core : place(c);
+        c->on[core]++;
+    }
+    c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0, core};
+    c->by_start = 1;
     return reschedule(c, q, now);
 }
 
@@ -88,12 +226,44 @@ int cores_tick(cores_t *c, ev_queue *q, double now, uint64_t gen)
         if (c->job[j].left <= CORES_EPS) {
             if (ev_push(q, now, c->job[j].kind, c->job[j].a, c->job[j].b) != 0)
                 return -1;
+            if (c->place_rng) {
+                c->on[c->job[j].core]--;
+                c->freed_t = now;
+                c->freed_core = c->job[j].core;
+            }
         } else {
             c->job[k++] = c->job[j];
         }
     }
     c->n = k;
+    c->by_start = 0;
     return reschedule(c, q, now);
+}
+
+/* Placement on: the move is made, the last-started job of the most loaded
+ * core going to the first free one, if the state still calls for it. */
+static int cores_move(cores_t *c, ev_queue *q, double now, uint64_t gen)
+{
+    if (gen != c->mgen || !c->move_due)
+        return 0;                      /* the state was left since */
+    c->move_due = 0;
+    advance(c, now);
+    int from = most_loaded(c), to = first_free(c);
+    if (to >= 0 && c->on[from] >= 2)
+        for (int j = c->n - 1; j >= 0; j--)
+            if (c->job[j].core == from) {
+                c->job[j].core = to;
+                c->on[from]--;
+                c->on[to]++;
+                break;
+            }
+    c->by_start = 0;
+    return reschedule(c, q, now);
+}
+
+int cores_event(cores_t *c, ev_queue *q, double now, uint32_t a, uint64_t b)
+{
+    return a == 1 ? cores_move(c, q, now, b) : cores_tick(c, q, now, b);
 }
 
 int cores_set_speed(cores_t *c, ev_queue *q, double now, double speed)

@@ -10,18 +10,41 @@
  * ticks are recognised and ignored. When a job's work is done its own event
  * is pushed at that instant. The cores' speed (1 unless cores_set_speed
  * says otherwise: a machine whose speed moves over time) multiplies every
- * job's rate. The module knows nothing of stages or items and never prints;
- * cost per change is O(jobs running). */
+ * job's rate.
+ *
+ * Placement (cores_set_stack; off unless called). The pooled sharing above
+ * spreads the jobs evenly over the cores at every instant. A real scheduler
+ * puts each woken thread on one core, and sometimes on a busy one while
+ * another core has nothing to run (Linux's wake-affine places the wakee
+ * beside its waker): two jobs then share one core at half speed each until
+ * the load balancer moves one. With placement on, each job sits on a core
+ * and runs at 1 / (jobs on its core) of the core (times the speed-up
+ * table's efficiency speedup(n) / min(n, k), and the speed). A job that
+ * starts while a core is free and another is busy goes onto the least
+ * loaded busy core with probability `share`, else onto the first free core;
+ * with every core busy it joins the least loaded. While one core is free
+ * and another holds two or more jobs, a move comes after an exponential
+ * wait (memoryless, so redrawn whenever the state is left and entered
+ * again) of mean migrate_ms when a start stacked, pull_ms when a job's end
+ * left its core empty (Linux's newly idle core pulls a waiting thread at
+ * once, where an idle one must be found by the balancer): the last-started
+ * job of the most loaded core goes to the first free core. `vlrealpipe stackcal` measures both
+ * figures apart from the pipeline.
+ *
+ * The module knows nothing of stages or items and never prints; cost per
+ * change is O(jobs running + cores). */
 #ifndef VL_CORES_H
 #define VL_CORES_H
 
 #include <stdint.h>
+#include <gsl/gsl_rng.h>
 #include "sim/ev.h"
 
 typedef struct {
     uint32_t kind, a;      /* the caller's completion event */
     uint64_t b;
     double left;           /* work still to do, ms at full speed */
+    int core;              /* placement on: the core it sits on */
 } cores_job;
 
 typedef struct {
@@ -34,6 +57,17 @@ typedef struct {
     double speed;          /* > 0: multiplies every job's rate (1 after cores_init) */
     double t_last;         /* when `left` was last brought up to date */
     uint64_t gen;          /* the generation of the one live tick */
+    /* placement (cores_set_stack); place_rng NULL: off, the pooled sharing */
+    gsl_rng *place_rng;    /* the caller's: drawn from only when a choice or a move arises */
+    double share;          /* [0, 1]: a start with a core free goes onto a busy one */
+    double migrate_ms;     /* >= 0: mean wait for a move to a free core, once a start stacked */
+    double pull_ms;        /* >= 0: the same once a core emptied beside a shared one */
+    int by_start;          /* the last change was a start (else an end or a move) */
+    int *on;               /* [cores]: jobs on each core */
+    uint64_t mgen;         /* the generation of the one live move event */
+    int move_due;          /* a move event is pending */
+    double freed_t;        /* when a job last ended, and the core it left */
+    int freed_core;
 } cores_t;
 
 /* 0, or -1 when out of memory. speedup (may be NULL; kept, not copied):
@@ -44,14 +78,32 @@ void cores_free(cores_t *c);
 /* Start a job of `work` ms at now; its event (kind, a, b) comes when done. */
 int cores_start(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t a, uint64_t b,
                 double work);
+/* The same on core `core` (placement on; -1, or placement off: as
+ * cores_start). A thread that goes on at once with more work after its job
+ * ended (a worker taking its next queued item, an executor its next batch,
+ * a waker doing its handoff) stays on its core: no placement is drawn. */
+int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t a, uint64_t b,
+                   double work, int core);
+/* The core of the job that ended at now, the last if several did (-1: none
+ * ended at now, or placement off): where a thread going on at once stays. */
+int cores_freed_core(const cores_t *c, double now);
 /* Handle a tick event (its payload b is the generation). 0, or -1 when out
  * of memory. */
 int cores_tick(cores_t *c, ev_queue *q, double now, uint64_t gen);
+/* Handle any event of tick_kind: payload a 0 is a tick, 1 a move (placement
+ * on). 0, or -1 when out of memory. */
+int cores_event(cores_t *c, ev_queue *q, double now, uint32_t a, uint64_t b);
+/* Turn placement on (before the first job): share in [0, 1], migrate_ms
+ * and pull_ms >= 0, r the stream its choices and waits are drawn from
+ * (kept, not owned). 0, or -1 when out of memory. */
+int cores_set_stack(cores_t *c, double share, double migrate_ms, double pull_ms, gsl_rng *r);
 /* From now on the cores run at `speed` (> 0) times their rate: the work
  * done so far at the old speed is kept. 0, or -1 when out of memory. */
 int cores_set_speed(cores_t *c, ev_queue *q, double now, double speed);
 /* The speed of each running job now: min(1, k/n), or speedup(n)/n, times
- * the cores' speed. */
+ * the cores' speed (placement off). */
 double cores_rate(const cores_t *c);
+/* Job j's speed now (either mode). */
+double cores_job_rate(const cores_t *c, int j);
 
 #endif

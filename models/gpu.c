@@ -220,8 +220,9 @@ static void run_batch(pipe_t *p, int g, int s, int k, double ms, double now)
     gp->nbatch = k;
     gp->t_start = now;
     tw_set(&gp->busy_tw, now, 1.0);
+    int core = p->gpu_going_on == g + 1 ? cores_freed_core(&p->cores, now) : -1;
     int bad = pipe_on_cores(p, s)      /* cpu: the "GPU" is a thread sharing the cores */
-        ? cores_start(&p->cores, &p->evq, now, EV_GPU_DONE, (uint32_t)g, 0, ms)
+        ? cores_start_on(&p->cores, &p->evq, now, EV_GPU_DONE, (uint32_t)g, 0, ms, core)
         : ev_push(&p->evq, now + ms, EV_GPU_DONE, (uint32_t)g, 0);
     if (bad != 0)
         pipe_fail(p, "out of memory growing the event list");
@@ -474,11 +475,13 @@ void gpu_done(pipe_t *p, int g, double now)
     gp->nbatch = 0;
     tw_set(&gp->busy_tw, now, 0.0);
     gp->kick_pending = 1;
+    p->gpu_going_on = g + 1;           /* cpu.stack: its next batch stays on its core */
     for (int h = 0; h < p->ngpus; h++)
         if (p->gpu[h].kick_pending) {
             p->gpu[h].kick_pending = 0;
             kick(p, h, now);
         }
+    p->gpu_going_on = 0;
 }
 
 double gpu_busy_ms(const pipe_t *p, double now)
@@ -499,7 +502,11 @@ void gpu_wake(pipe_t *p, int g, double t, int due)
     }
     if (t >= gp->wake_at)
         gp->wake_at = INFINITY;
+    int core = pipe_held_core(p, t);   /* cpu.stack: a held thread takes the ended job's core */
+    if (core >= 0)
+        p->gpu_going_on = g + 1;
     kick(p, g, t);
+    p->gpu_going_on = 0;
 }
 
 /* ---- statistics -------------------------------------------------------------- */

@@ -127,6 +127,12 @@ typedef struct {
     double speed_until;          /* cpu.speed: no window boundary is scheduled at or after this */
     int handoffs_running;        /* cpu: of cores' jobs, the handoffs' (not the stages' work) */
     gsl_rng *wake_rng;           /* cpu.wake_busy / held: the wake-ups' draws */
+    gsl_rng *place_rng;          /* cpu.stack: the cores' placements and moves */
+    int gpu_going_on;            /* cpu.stack: 1 + the GPU thread whose batch just ended, while
+                                    it looks for its next (0: none) */
+    int held_core;               /* cpu.stack: the core the first held thread released at
+                                    held_core_t takes, the ended job's (-1: none) */
+    double held_core_t;
     struct held_wake *held;      /* cpu: woken threads queued behind a running job, a FIFO ring */
     size_t held_head, held_n, held_cap;
 } pipe_t;
@@ -155,6 +161,9 @@ void pipe_wake(pipe_t *p, int from, double now, uint32_t kind, uint32_t a, uint6
 void pipe_timer_wake(pipe_t *p, double now, uint32_t kind, uint32_t a, uint64_t b);
 /* cpu: a stage's job on the cores has ended: the first held thread runs now. */
 void pipe_job_ended(pipe_t *p, double now);
+/* cpu.stack: the core a woken thread starting now takes (the ended job's, for the first
+ * held thread that end released), or -1: placed by the cores. Consumed. */
+int pipe_held_core(pipe_t *p, double now);
 int pipe_fifo_push(fifo_t *q, uint32_t v);
 uint32_t pipe_fifo_pop(fifo_t *q);
 void pipe_drop(pipe_t *p, uint32_t i);

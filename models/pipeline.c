@@ -36,7 +36,7 @@
 #include "sim/stop.h"
 
 enum { STREAM_ARRIVALS = 1, STREAM_PERIODIC = 2, STREAM_QUERIES = 3, STREAM_WAKE = 4,
-       STREAM_SPEED = 5 };
+       STREAM_SPEED = 5, STREAM_PLACE = 6 };
 
 void pipe_fail(pipe_t *p, const char *what)
 {
@@ -360,7 +360,9 @@ static void release(pipe_t *p, int s, uint32_t i, double now)
 
 /* ---- worker stages ---------------------------------------------------- */
 
-static void start_service(pipe_t *p, int s, uint32_t i, double now)
+/* core: cpu.stack, the core a thread going on at once stays on (-1: a
+ * woken or idle thread, placed by the cores). */
+static void start_service(pipe_t *p, int s, uint32_t i, double now, int core)
 {
     station_t *stn = &p->stn[s];
     item_t *it = &p->items[i];
@@ -369,7 +371,7 @@ static void start_service(pipe_t *p, int s, uint32_t i, double now)
     stn->busy++;
     tw_set(&stn->busy_tw, now, stn->busy);
     int bad = pipe_on_cores(p, s)      /* cpu: the work is shared with the other threads */
-        ? cores_start(&p->cores, &p->evq, now, EV_DEPART, (uint32_t)s, i, it->svc)
+        ? cores_start_on(&p->cores, &p->evq, now, EV_DEPART, (uint32_t)s, i, it->svc, core)
         : ev_push(&p->evq, now + it->svc, EV_DEPART, (uint32_t)s, i);
     if (bad != 0)
         pipe_fail(p, "out of memory growing the event list");
@@ -385,7 +387,8 @@ static void handoff(pipe_t *p, int from, int s, double now)
         return;
     if (from >= 0 && p->stn[from].cfg->on == RES_GPU && p->stn[s].cfg->on == RES_GPU)
         return;
-    if (cores_start(&p->cores, &p->evq, now, EV_HANDOFF, 0, 0, p->cfg->cpu.handoff_ms) != 0)
+    int core = from >= 0 ? cores_freed_core(&p->cores, now) : -1;   /* on the waker's core */
+    if (cores_start_on(&p->cores, &p->evq, now, EV_HANDOFF, 0, 0, p->cfg->cpu.handoff_ms, core) != 0)
         pipe_fail(p, "out of memory growing the event list");
     p->handoffs_running++;
 }
@@ -484,6 +487,10 @@ void pipe_job_ended(pipe_t *p, double now)
             continue;
         if (ev_push(&p->evq, now, h.kind, h.a, h.b) != 0)
             pipe_fail(p, "out of memory growing the event list");
+        if (!released) {               /* cpu.stack: it was queued on that job's core */
+            p->held_core = cores_freed_core(&p->cores, now);
+            p->held_core_t = now;
+        }
         released = 1;
     }
 }
@@ -505,7 +512,7 @@ static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now)
             pipe_wake(p, from, now, EV_WOKEN, (uint32_t)s, i);
             return;
         }
-        start_service(p, s, i, now);
+        start_service(p, s, i, now, -1);
         return;
     }
     if (c->capacity >= 0 && stn->q.n >= (size_t)c->capacity) {
@@ -535,18 +542,28 @@ static void next_from_queue(pipe_t *p, int s, double now)
             pipe_drop(p, i);
             continue;
         }
-        start_service(p, s, i, now);
+        start_service(p, s, i, now, cores_freed_core(&p->cores, now));   /* it goes on */
         break;
     }
     if (stn->q.n != before)
         tw_set(&stn->qlen, now, (double)stn->waiting);
 }
 
+/* cpu.stack: the core a woken thread starting now takes: the ended job's
+ * when it is the first held thread released by that end, else -1 (placed
+ * by the cores). */
+int pipe_held_core(pipe_t *p, double now)
+{
+    int core = p->held_core_t == now ? p->held_core : -1;
+    p->held_core = -1;
+    return core;
+}
+
 /* cpu: the thread woken for item i at stage s is running. */
 static void woken(pipe_t *p, int s, uint32_t i, double now)
 {
     p->stn[s].busy--;                  /* start_service counts it again */
-    start_service(p, s, i, now);
+    start_service(p, s, i, now, pipe_held_core(p, now));
 }
 
 static void depart(pipe_t *p, int s, uint32_t i, double now)
@@ -883,6 +900,8 @@ static void pipe_free(pipe_t *p)
         gsl_rng_free(p->query_rng);
     if (p->wake_rng)
         gsl_rng_free(p->wake_rng);
+    if (p->place_rng)
+        gsl_rng_free(p->place_rng);
     free(p->held);
     ev_free(&p->evq);
 }
@@ -978,6 +997,11 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
             || cfg->cpu.ntimer_held > 0)
         && !(p->wake_rng = rng_stream(cfg->seed, rep, STREAM_WAKE)))
         return -1;
+    if (cfg->cpu.cores > 0 && cfg->cpu.has_stack     /* jobs placed on cores: their own draws */
+        && (!(p->place_rng = rng_stream(cfg->seed, rep, STREAM_PLACE))
+            || cores_set_stack(&p->cores, cfg->cpu.stack_share, cfg->cpu.stack_migrate_ms,
+                               cfg->cpu.stack_pull_ms, p->place_rng) != 0))
+        return -1;
     if (speed_setup(p, rep, t_end) != 0)
         return -1;
     if (gpu_setup(p) != 0 || ctl_setup(p) != 0)
@@ -1042,6 +1066,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
     pipe_t p;
     memset(&p, 0, sizeof p);
     p.trace = trace;
+    p.held_core = -1;
     p.cfg = cfg;
     p.out = out;
     p.pilot = pilot;
@@ -1092,7 +1117,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
         case EV_SESSION:  prof_event(&p, e.a, e.b, now); continue;
         case EV_GPU_READY: asc_ready(&p, e.a, now); continue;
         case EV_WARMUP:   stats_reset(&p, now); canary_start(&p, now); continue;
-        case EV_CORES:    if (cores_tick(&p.cores, &p.evq, now, e.b) != 0)
+        case EV_CORES:    if (cores_event(&p.cores, &p.evq, now, e.a, e.b) != 0)
                               pipe_fail(&p, "out of memory growing the event list");
                           continue;
         case EV_WOKEN:    woken(&p, (int)e.a, (uint32_t)e.b, now); continue;

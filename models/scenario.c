@@ -2197,11 +2197,36 @@ static int read_speed(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     return 0;
 }
 
+/* cpu.stack: {share: S, migrate_ms: M, pull_ms: P (M)}, placement of jobs
+ * on cores (vlrealpipe stackcal measures all three). */
+static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
+{
+    static const char *const keys[] = {"share", "migrate_ms", "pull_ms", NULL};
+    const char *path = "cpu.stack";
+    const yaml_node_t *v;
+    if (check_keys(ld, map, path, "a mapping such as {share: 0.1, migrate_ms: 8, pull_ms: 1.5}", keys))
+        return -1;
+    if (!(v = need(ld, map, path, "share"))
+        || read_double(ld, v, "cpu.stack.share", NONNEGATIVE, &u->stack_share))
+        return -1;
+    if (u->stack_share > 1)
+        return fail(ld, v, "cpu.stack.share", "a share must be from 0 to 1, got %g", u->stack_share);
+    if (!(v = need(ld, map, path, "migrate_ms"))
+        || read_double(ld, v, "cpu.stack.migrate_ms", NONNEGATIVE, &u->stack_migrate_ms))
+        return -1;
+    u->stack_pull_ms = u->stack_migrate_ms;
+    if ((v = get(ld, map, "pull_ms"))
+        && read_double(ld, v, "cpu.stack.pull_ms", NONNEGATIVE, &u->stack_pull_ms))
+        return -1;
+    u->has_stack = 1;
+    return 0;
+}
+
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
     static const char *const keys[] = {"cores", "wake_ms", "wake_busy", "wake_held", "handoff_ms",
                                        "timer_ms", "timer_busy", "timer_held", "source", "stages",
-                                       "speedup", "speed", NULL};
+                                       "speedup", "speed", "stack", NULL};
     static const char *const sources[] = {"ideal", "timer", NULL};
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
@@ -2249,6 +2274,8 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
         || read_share_list(ld, map, "timer_held", u->timer_held, &u->ntimer_held))
         return -1;
     if ((v = get(ld, map, "speed")) && read_speed(ld, v, u))
+        return -1;
+    if ((v = get(ld, map, "stack")) && read_stack(ld, v, u))
         return -1;
     u->stage_mask = c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1);
     const yaml_node_t *list = get(ld, map, "stages");

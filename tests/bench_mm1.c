@@ -12,6 +12,9 @@
  * 5. The default sweep: scenarios/sweep-example.yaml over 8 stream counts x
  *    5 GPU counts x 5 frame rates = 200 points x 3 replications, on all
  *    cores: points/s and the total time (target on 2 cores: under 60 s).
+ * 6. Threads on cores (cpu): 4 servers sharing 2 cores at rho 0.75, 600 000
+ *    customers, the cores pooled against jobs placed on cores (cpu.stack):
+ *    what placement costs per event.
  * Figures are printed, never asserted: machines are shared and noisy. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -121,6 +124,55 @@ static void bench_default(void)
     cfg_free(&cfg);
 }
 
+/* 4 exponential servers of mean 1 ms on 2 cores, Poisson 1.5 per ms. */
+static double bench_cores_one(int stack, uint64_t *events)
+{
+    scenario_cfg cfg;
+    cfg_defaults(&cfg);
+    snprintf(cfg.name, sizeof cfg.name, "cores");
+    cfg.seed = 1;
+    cfg.duration_s = 400;
+    cfg.warmup_s = 0;
+    cfg.replications = 1;
+    cfg.stages = calloc(1, sizeof *cfg.stages);
+    if (!cfg.stages) {
+        fprintf(stderr, "bench: out of memory\n");
+        exit(1);
+    }
+    cfg.nstages = 1;
+    cfg_stage_defaults(&cfg.stages[0], "decode");
+    cfg.stages[0].servers = 4;
+    if (dist_init_exponential(&cfg.stages[0].service, 1.0)) {
+        fprintf(stderr, "bench: cannot set the service time\n");
+        exit(1);
+    }
+    cfg.workload.arrival = ARRIVAL_POISSON;
+    cfg.workload.rate_hz = 1500;
+    cfg.cpu.cores = 2;
+    cfg.cpu.stage_mask = 1;
+    cfg.cpu.has_stack = stack;
+    cfg.cpu.stack_share = 0.09;
+    cfg.cpu.stack_migrate_ms = 8.7;
+    cfg.cpu.stack_pull_ms = 1.5;
+    rep_stats rs;
+    double best = best_of_3(&cfg, &rs);
+    *events = rs.events;
+    pipe_stats_free(&rs);
+    cfg_free(&cfg);
+    return best;
+}
+
+static void bench_cores(void)
+{
+    uint64_t ep, es;
+    double pooled = bench_cores_one(0, &ep), stacked = bench_cores_one(1, &es);
+    printf("threads on cores: 4 servers on 2 cores, rho 0.75, 600 000 customers (best of 3)\n");
+    printf("  pooled  %.3f s  |  %.3g events/s\n", pooled, (double)ep / pooled);
+    printf("  placed  %.3f s  |  %.3g events/s  |  %.2fx the pooled time per event "
+           "(cpu.stack: share 0.09, migrate_ms 8.7, pull_ms 1.5)\n", stacked, (double)es / stacked,
+           (stacked / (double)es) / (pooled / (double)ep));
+}
+
 static void bench_hold(size_t n)
 {
     ev_queue q;
@@ -207,6 +259,7 @@ int main(int argc, char **argv)
     if (argc > 1 && strcmp(argv[1], "mm1") == 0)
         return 0;
     bench_default();
+    bench_cores();
     bench_sweep();
     printf("event list alone:\n");
     bench_hold(16);

@@ -23,6 +23,7 @@
 #include "calib/realpipe/rp_oplog.h"
 #include "calib/realpipe/rp_mix.h"
 #include "calib/realpipe/rp_overlap.h"
+#include "calib/realpipe/rp_stack.h"
 #include "calib/realpipe/rp_stages.h"
 #include "calib/realpipe/rp_wake.h"
 #include "calib/realpipe/rp_params.h"
@@ -1099,6 +1100,112 @@ Test(realpipe, scenario_with_speed)
     p.speed = NULL;
     fixture_scenario(&p, 1, NULL, 0, &cap, &c);
     cr_expect_eq(c.cpu.nspeed, 0);
+    cfg_free(&c);
+}
+
+/* stackcal's figures by hand (ms, 2 CPUs; every op woken for, but D). A on
+ * CPU 0 over 0-10. B starts at 2 on CPU 0 beside A with CPU 1 free (a
+ * chance, stacked: a spell of the first kind) and moves to CPU 1 at 5 (a
+ * move out of it), ends at 8. C on CPU 1 over 12-14 (nothing running: no
+ * chance). D on CPU 0 over 13-15 beside C with CPU 0 free, but its thread
+ * went on from an earlier op (no chance). E on CPU 0 over 20-30; F on CPU 0
+ * over 21-23 beside it (a chance, stacked; it ends unmoved); E moves to
+ * CPU 1 at 25 while alone (another move). H on CPU 0 and I on CPU 1 over
+ * 40-50 and 40-44 (I a chance, not stacked); J on CPU 0 over 41-47 (both
+ * CPUs busy: no chance) until I's end at 44 leaves CPU 1 free beside CPU
+ * 0's two (a spell of the second kind), J moves to CPU 1 at 45. G on CPU
+ * 5 is left out. So 3 chances, 2 stacked; shared spells 2-5 and 21-23 of
+ * the first kind (5 ms, 1 move) and 44-45 of the second (1 ms, 1 move):
+ * migrate_ms 6 / 2 = 3; two ops over 2-8, 13-14, 21-23, 40-41, 44-47:
+ * 13 ms, 6 of them on one CPU. E and F are load step 1, the rest step 0:
+ * step 1 alone has 1 chance, stacked; 2 ms shared, no move (-1); 2 ms of
+ * two ops, all on one CPU. */
+static rp_stack_op stack_op(double t0, double t1, int load, int cpu, double t_move, int cpu2)
+{
+    rp_stack_op o;
+    memset(&o, 0, sizeof o);
+    o.woken = 1;
+    o.t0 = t0;
+    o.t1 = t1;
+    o.load = load;
+    o.nseg = t_move > 0 ? 2 : 1;
+    o.seg[0].t = t0;
+    o.seg[0].cpu = cpu;
+    o.seg[1].t = t_move;
+    o.seg[1].cpu = cpu2;
+    return o;
+}
+
+Test(realpipe, stack_summary_by_hand)
+{
+    rp_stack_op op[10] = {stack_op(0, 10, 0, 0, 0, 0), stack_op(2, 8, 0, 0, 5, 1),
+                          stack_op(12, 14, 0, 1, 0, 0), stack_op(13, 15, 0, 0, 0, 0),
+                          stack_op(20, 30, 1, 0, 25, 1), stack_op(21, 23, 1, 0, 0, 0),
+                          stack_op(0, 100, 0, 5, 0, 0), stack_op(40, 50, 0, 0, 0, 0),
+                          stack_op(40, 44, 0, 1, 0, 0), stack_op(41, 47, 0, 0, 45, 1)};
+    op[3].woken = 0;
+    rp_stack_sum s;
+    cr_assert_eq(rp_stack_summarize(op, 10, 2, -1, &s), 0);
+    cr_expect_eq(s.ops, 9);
+    cr_expect_eq(s.chances, 3);
+    cr_expect_eq(s.stacked, 2);
+    close_to("share", s.share, 2.0 / 3.0);
+    close_to("exposure", s.exposure_ms, 6);
+    close_to("spells after a stacked start", s.spell_ms[0], 5);
+    close_to("spells after a CPU emptied", s.spell_ms[1], 1);
+    cr_expect_eq(s.moves, 2);
+    cr_expect_eq(s.spell_moves[0], 1);
+    cr_expect_eq(s.spell_moves[1], 1);
+    cr_expect_eq(s.other_moves, 1);
+    close_to("migrate_ms", s.migrate_ms, 3);
+    close_to("wait after a stacked start", s.spell_wait_ms[0], 5);
+    close_to("wait after a CPU emptied", s.spell_wait_ms[1], 1);
+    close_to("two ops", s.two_ms, 13);
+    close_to("two on one CPU", s.two_same_ms, 6);
+    cr_assert_eq(rp_stack_summarize(op, 10, 2, 1, &s), 0);
+    cr_expect_eq(s.ops, 2);
+    cr_expect_eq(s.chances, 1);
+    cr_expect_eq(s.stacked, 1);
+    close_to("step 1 exposure", s.exposure_ms, 2);
+    cr_expect_eq(s.moves, 0);
+    cr_expect_eq(s.other_moves, 1);
+    close_to("step 1: no move", s.migrate_ms, -1);
+    close_to("step 1 two ops", s.two_ms, 2);
+    close_to("step 1 on one CPU", s.two_same_ms, 2);
+}
+
+/* stackcal on this machine, short: the figures are consistent (every
+ * stacked start was a chance, the share is their ratio, the wait is the
+ * exposure over the moves, no more time on one CPU than with two ops) and
+ * the file's stack line reaches the scenario's cpu.stack. The figures
+ * themselves are the machine's, not asserted. */
+Test(realpipe, stackcal_run_and_scenario, .timeout = 120)
+{
+    rp_params p;
+    rp_params_default(&p);
+    rp_stack_result r;
+    char err[512] = "";
+    cr_assert_eq(rp_stack_run(&p, 1.0, &r, err, sizeof err), 0, "%s", err);
+    cr_expect(r.decode_ms > 0 && r.chain_ms > 0 && r.units_per_ms > 0);
+    cr_expect(r.all.stacked <= r.all.chances && r.all.chances > 0);
+    close_to("share", r.all.share, (double)r.all.stacked / (double)r.all.chances);
+    close_to("wait", r.all.migrate_ms, r.all.exposure_ms / (double)r.all.moves);
+    cr_expect(r.all.two_same_ms <= r.all.two_ms + 1e-9);
+    long ops = 0;
+    for (int l = 0; l < RP_STACK_NLOADS; l++)
+        ops += r.at[l].ops;
+    cr_expect_eq(ops, r.all.ops);
+    p.has_stack = 1;
+    p.stack_share = 0.125;
+    p.stack_migrate_ms = 3.5;
+    p.stack_pull_ms = 0.75;
+    rp_capacity cap;
+    scenario_cfg c;
+    fixture_scenario(&p, 1, NULL, 0, &cap, &c);
+    cr_expect_eq(c.cpu.has_stack, 1);
+    close_to("scenario share", c.cpu.stack_share, 0.125);
+    close_to("scenario migrate_ms", c.cpu.stack_migrate_ms, 3.5);
+    close_to("scenario pull_ms", c.cpu.stack_pull_ms, 0.75);
     cfg_free(&c);
 }
 

@@ -11,6 +11,7 @@
  *   vlrealpipe corecal   [PARAMS] [--threads T] [--rounds R] [--seconds S] [--out F.yaml]
  *   vlrealpipe wakecal   [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe driftcal  [PARAMS] [--threads T] [--seconds S] [--window-ms W] [--out F.yaml]
+ *   vlrealpipe stackcal  [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--overlap F.csv]
  *                        [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...
@@ -18,7 +19,7 @@
  * PARAMS: --streams N --fps X --duration S --warmup S --seed N
  *         --decode-workers N --keep-every N --max-batch N --batch-timeout-ms X
  *         --queries-per-min X --cores N --wake-ms X | --wakeup FILE [--cores-calib FILE]
- *         [--wake-calib FILE] [--drift-calib FILE]
+ *         [--wake-calib FILE] [--drift-calib FILE] [--stack-calib FILE]
  * Every output is written atomically (sim/out.h), never over a file without
  * --force. Exit status: 0, 2 on bad input or a failure. */
 #include <errno.h>
@@ -38,6 +39,7 @@
 #include "calib/realpipe/rp_pipe.h"
 #include "calib/realpipe/rp_scen.h"
 #include "calib/realpipe/rp_span.h"
+#include "calib/realpipe/rp_stack.h"
 #include "calib/realpipe/rp_stages.h"
 #include "calib/realpipe/rp_stats.h"
 #include "calib/realpipe/rp_wake.h"
@@ -58,6 +60,7 @@ static void usage(FILE *f)
         "       vlrealpipe wakecal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe driftcal [PARAMS] [--threads T] [--seconds S] [--window-ms W]\n"
         "                           [--out F.yaml [--force]]\n"
+        "       vlrealpipe stackcal [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
         "                           [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...\n"
@@ -88,6 +91,14 @@ static void usage(FILE *f)
         "driftcal: how the machine's speed moves (rp_drift.h): T (--cores) threads repeat\n"
         "corecal's unit back to back for S (60) s; the units done per window of W (1000) ms,\n"
         "over their mean, are the simulator's cpu.speed (--drift-calib F).\n"
+        "stackcal: where the scheduler puts a woken op (rp_stack.h): a release thread, the\n"
+        "decode workers, a sampler and an executor hand work over as the pipeline's do, at\n"
+        "20/40/60/80 %% of the cores for S (4) s each; the ops are busy loops of the real ops'\n"
+        "times that read their CPU as they run. share: of the ops whose thread was woken for\n"
+        "them and that start beside another with a CPU free, those on the busy CPU;\n"
+        "migrate_ms: the mean wait for a move to the free CPU after such a start; pull_ms:\n"
+        "the same after a CPU's last op ended beside a shared CPU. The simulator's\n"
+        "cpu.stack (--stack-calib F).\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err;\n"
         "--overlap: the real ops' times by how many other ops ran beside them (rp_overlap.h).\n"
@@ -103,7 +114,8 @@ static void usage(FILE *f)
         "        its speedup list instead)] [--wake-calib FILE (wakecal --out: the wake-up\n"
         "        by ops running beside it, the scenario's cpu.wake_busy)]\n"
         "        [--drift-calib FILE (driftcal --out: the machine's speed per window,\n"
-        "        the scenario's cpu.speed)]\n");
+        "        the scenario's cpu.speed)] [--stack-calib FILE (stackcal --out: where\n"
+        "        woken ops land, the scenario's cpu.stack)]\n");
 }
 
 static int num_arg(const char *s, double lo, double hi, double *v)
@@ -304,6 +316,35 @@ static int read_drift_calib(const char *path, opts *o, char *err, size_t n)
     return 0;
 }
 
+/* The "stack: {share: S, migrate_ms: M, pull_ms: P}" line of a `vlrealpipe
+ * stackcal --out` file: the scenario's cpu.stack. */
+static int read_stack_calib(const char *path, rp_params *p, char *err, size_t n)
+{
+    FILE *f = open_read(path, err, n);
+    if (!f)
+        return -1;
+    char line[512];
+    p->has_stack = 0;
+    while (!p->has_stack && fgets(line, sizeof line, f)) {
+        double s, m, u;
+        char end;
+        if (sscanf(line, "stack: {share: %lf, migrate_ms: %lf, pull_ms: %lf%c", &s, &m, &u, &end) == 4
+            && end == '}' && s >= 0 && s <= 1 && m >= 0 && u >= 0) {
+            p->stack_share = s;
+            p->stack_migrate_ms = m;
+            p->stack_pull_ms = u;
+            p->has_stack = 1;
+        }
+    }
+    fclose(f);
+    if (!p->has_stack) {
+        snprintf(err, n, "%s: no \"stack: {share: S, migrate_ms: M, pull_ms: P}\" line with S in "
+                 "[0, 1] and M, P >= 0 (expected vlrealpipe stackcal --out output)", path);
+        return -1;
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, opts *o, char *err, size_t n)
 {
     memset(o, 0, sizeof *o);
@@ -390,6 +431,9 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
                 return -1;
         } else if (!strcmp(a, "--drift-calib")) {
             if (read_drift_calib(v, o, err, n))
+                return -1;
+        } else if (!strcmp(a, "--stack-calib")) {
+            if (read_stack_calib(v, &o->p, err, n))
                 return -1;
         } else if (!strcmp(a, "--ops")) {
             o->ops = v;
@@ -689,6 +733,70 @@ static int cmd_driftcal(opts *o, char *err, size_t n)
 done:
     free(text);
     rp_drift_free(&r);
+    return rc;
+}
+
+/* One stackcal summary as a comment line. */
+static void stack_line(FILE *f, const char *what, const rp_stack_sum *s)
+{
+    fprintf(f, "# %s: %ld ops; %ld woken for and started beside another with a CPU free, %ld of "
+               "them on the busy CPU (share %.3f); a CPU free and another shared after a woken op "
+               "stacked %.1f ms, %ld moves (mean wait %.3f ms), after a CPU emptied %.1f ms, %ld "
+               "moves (%.3f ms); %ld other moves; two ops %.1f ms, %.1f %% of it on one CPU\n",
+            what, s->ops, s->chances, s->stacked, s->share, s->spell_ms[0], s->spell_moves[0],
+            s->spell_wait_ms[0], s->spell_ms[1], s->spell_moves[1], s->spell_wait_ms[1],
+            s->other_moves, s->two_ms, s->two_ms > 0 ? 100 * s->two_same_ms / s->two_ms : 0);
+}
+
+/* The stackcal file: the figures by load as comments, and the stack line
+ * the scenario takes (--stack-calib). */
+static int cmd_stackcal(opts *o, char *err, size_t n)
+{
+    if (check_out(o->out, o->force, err, n))
+        return -1;
+    rp_stack_result r;
+    if (rp_stack_run(&o->p, o->seconds > 0 ? o->seconds : 4, &r, err, n))
+        return -1;
+    char *text = NULL;
+    size_t cap = 0;
+    FILE *m = open_memstream(&text, &cap);
+    if (!m) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    fprintf(m, "# vlrealpipe stackcal: %d CPUs; a release thread, %d decode workers, a sampler\n"
+               "# keeping 1 in %d and an executor, handing over as the pipeline's threads do;\n"
+               "# busy-loop ops of the real ops' times alone (decode %.3f ms, encode + reduce +\n"
+               "# prefill %.3f ms; %.0f units per ms), %g s at each load\n",
+            r.cpus, r.workers, r.keep_every, r.decode_ms, r.chain_ms, r.units_per_ms, r.seconds);
+    for (int l = 0; l < RP_STACK_NLOADS; l++) {
+        char what[32];
+        snprintf(what, sizeof what, "%.0f %%", 100 * r.load[l]);
+        stack_line(m, what, &r.at[l]);
+    }
+    stack_line(m, "all", &r.all);
+    /* a spell kind with no move seen takes the pooled wait */
+    double wait[2];
+    for (int k = 0; k < 2; k++)
+        wait[k] = r.all.spell_wait_ms[k] > 0 ? r.all.spell_wait_ms[k] : r.all.migrate_ms;
+    fprintf(m, "stack: {share: %.4f, migrate_ms: %.4f, pull_ms: %.4f}\n", r.all.share, wait[0],
+            wait[1]);
+    if (fclose(m) != 0) {
+        free(text);
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    fputs(text, stdout);
+    int rc = 0;
+    if (o->out) {
+        out_file f;
+        rc = out_open(&f, o->out, err, n);
+        if (!rc) {
+            fputs(text, f.f);
+            rc = out_commit(&f, err, n);
+        }
+    }
+    free(text);
     return rc;
 }
 
@@ -1062,6 +1170,8 @@ int main(int argc, char **argv)
         rc = cmd_wakecal(&o, err, sizeof err);
     else if (!strcmp(cmd, "driftcal"))
         rc = cmd_driftcal(&o, err, sizeof err);
+    else if (!strcmp(cmd, "stackcal"))
+        rc = cmd_stackcal(&o, err, sizeof err);
     else if (!strcmp(cmd, "compare"))
         rc = cmd_compare(&o, err, sizeof err);
     else {

@@ -50,6 +50,8 @@ typedef struct {
     const char *speed;         /* NULL: none; else the cores' speed over time, the flow mapping
                                   "{window_ms: W, factors: [...]}" of a vlrealpipe driftcal file
                                   (the caller's string): the scenario's cpu.speed */
+    int has_stack;             /* 1: jobs placed on cores (vlrealpipe stackcal): cpu.stack */
+    double stack_share, stack_migrate_ms, stack_pull_ms;
 } rp_params;
 
 /* 8 streams at 30 FPS for 12 s (2 s warm-up), 640x360 GOP 30 (60-frame

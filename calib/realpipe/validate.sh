@@ -12,7 +12,9 @@
 #     cpu.wake_busy and cpu.timer_busy), and vlrealpipe mixcal (the same ops
 #     timed on one thread in the order a frame meets them: rp_mix.h), and
 #     vlrealpipe driftcal (the machine's speed per window while the cores repeat
-#     the pipeline's work: the scenario's cpu.speed);
+#     the pipeline's work: the scenario's cpu.speed), and vlrealpipe stackcal
+#     (where the scheduler puts a woken op, and how soon it moves one off a shared
+#     core, with threads handing over as the pipeline's do: cpu.stack);
 #  2. capacity from that calibration (vlrealpipe capacity: the bottleneck
 #     resource's saturation rate from the mean service times);
 #  3. at 30, 50, 70, 85 % of it (FPS varied, 8 streams; with RECAL, of the
@@ -49,7 +51,9 @@
 # saw) is calibrated again and its runs start over, up to RECALS calibrations,
 # DRIFT_S (60) and DRIFT_WINDOW_MS (1000): driftcal's length and windows (DRIFT_S=0:
 # no driftcal, the prediction at one speed; with it, the report also shows the
-# same loads simulated at one speed, results-steady.csv),
+# same loads simulated at one speed, results-steady.csv), STACK_S (4): stackcal's
+# seconds at each of its loads (0: no stackcal, the cores pooled; with it, the
+# report also shows the same loads with pooled cores, results-pooled.csv),
 # LOADS ("0.30 0.50 0.70 0.85"), NOTE (a line for the report, e.g. "taken on a
 # loaded machine"), NICE (-19 when root, else 0: the
 # calibration and the runs get a higher scheduling weight than other processes, so
@@ -72,6 +76,7 @@ WAKE_PROBE_S=${WAKE_PROBE_S:-0.5}
 RECALS=${RECALS:-2}
 DRIFT_S=${DRIFT_S:-60}
 DRIFT_WINDOW_MS=${DRIFT_WINDOW_MS:-1000}
+STACK_S=${STACK_S:-4}
 LOADS=${LOADS:-"0.30 0.50 0.70 0.85"}
 NOTE=${NOTE:-}
 OUT=validation
@@ -148,6 +153,13 @@ if [ "$DRIFT_S" != 0 ]; then
     --force --out "$WORK/calib/driftcal.yaml" > /dev/null
   DRIFT=(--drift-calib "$WORK/calib/driftcal.yaml")
 fi
+STACK=()
+if [ "$STACK_S" != 0 ]; then
+  log "measuring where a woken op lands, 4 x ${STACK_S} s (vlrealpipe stackcal)"
+  "${PRIO[@]}" ./vlrealpipe stackcal --cores "$CORES" --seconds "$STACK_S" \
+    --force --out "$WORK/calib/stackcal.yaml" > /dev/null
+  STACK=(--stack-calib "$WORK/calib/stackcal.yaml")
+fi
 ISO_TINY=$PWD/$WORK/calib/cpu-tiny-1t.yaml
 ISO_DEC=$PWD/$WORK/calib/h264-640x360.yaml
 TINY=$PWD/$WORK/calib/mix-tiny.yaml
@@ -157,6 +169,7 @@ CORE=$WORK/calib/corecal.yaml
 WCAL=$WORK/calib/wakecal.yaml
 cat "$WORK/calib/wakeup.log" "$CORE" "$WCAL" "$WORK/calib/mixcal.txt" >&2
 [ "$DRIFT_S" = 0 ] || grep '^#' "$WORK/calib/driftcal.yaml" >&2
+[ "$STACK_S" = 0 ] || cat "$WORK/calib/stackcal.yaml" >&2
 
 # ---- 2. capacity ----
 ./vlrealpipe capacity --calib "$TINY" --decode-calib "$DEC" --wakeup "$WAKE" --cores-calib "$CORE" --cores "$CORES" | tee "$WORK/capacity.txt" >&2
@@ -232,24 +245,32 @@ for L in $LOADS; do
   phases=()
   for f in "${spans[@]}"; do phases+=(--phases-from "$f"); done
   ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --wake-calib "$L_WCAL" \
-    "${DRIFT[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" \
-    "${phases[@]}" --out "$D/scenario.yaml"
+    "${DRIFT[@]}" "${STACK[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
+    --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario.yaml"
   ./vlsim run "$D/scenario.yaml" --csv "$D/sim.csv" --plot "$D/plot" --trace "$D/sim-spans.csv" -q 2> "$D/sim.log"
   # the same diagnostic of the simulator's own spans (replication 0: run 1's phases)
   ./vlrealpipe compare --load "$L" --sim "$D/sim.csv" --warmup "$WARMUP" --out "$D/rows-simself.csv" \
     --overlap "$D/sim-overlap.csv" "$D/sim-spans.csv" > /dev/null
   ./vlrealpipe scenario --calib "$ISO_TINY" --decode-calib "$ISO_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --wake-calib "$L_WCAL" \
-    "${DRIFT[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" \
-    "${phases[@]}" --out "$D/scenario-iso.yaml"
+    "${DRIFT[@]}" "${STACK[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
+    --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-iso.yaml"
   ./vlsim run "$D/scenario-iso.yaml" --csv "$D/sim-iso.csv" -q 2> "$D/sim-iso.log"
   ./vlrealpipe compare --load "$L" --sim "$D/sim-iso.csv" --warmup "$WARMUP" --out "$D/rows-iso.csv" \
     "${spans[@]}" > /dev/null
   if [ "$DRIFT_S" != 0 ]; then     # the same prediction at one speed: what cpu.speed adds
     ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
-      --wake-calib "$L_WCAL" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
+      --wake-calib "$L_WCAL" "${STACK[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
       --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-steady.yaml"
     ./vlsim run "$D/scenario-steady.yaml" --csv "$D/sim-steady.csv" -q 2> "$D/sim-steady.log"
     ./vlrealpipe compare --load "$L" --sim "$D/sim-steady.csv" --warmup "$WARMUP" --out "$D/rows-steady.csv" \
+      "${spans[@]}" > /dev/null
+  fi
+  if [ "$STACK_S" != 0 ]; then     # the same prediction with the cores pooled: what cpu.stack adds
+    ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
+      --wake-calib "$L_WCAL" "${DRIFT[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
+      --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-pooled.yaml"
+    ./vlsim run "$D/scenario-pooled.yaml" --csv "$D/sim-pooled.csv" -q 2> "$D/sim-pooled.log"
+    ./vlrealpipe compare --load "$L" --sim "$D/sim-pooled.csv" --warmup "$WARMUP" --out "$D/rows-pooled.csv" \
       "${spans[@]}" > /dev/null
   fi
   awk '/^# index/ {on = /frame end to end/; next} on && NF == 2' "$D/plot/cdf.dat" > "$D/sim-cdf.dat"
@@ -271,6 +292,7 @@ join_loads() {
 join_loads rows.csv > "$WORK/results.csv"
 join_loads rows-iso.csv > "$WORK/results-iso.csv"
 [ "$DRIFT_S" = 0 ] || join_loads rows-steady.csv > "$WORK/results-steady.csv"
+[ "$STACK_S" = 0 ] || join_loads rows-pooled.csv > "$WORK/results-pooled.csv"
 join_loads spread.csv > "$WORK/spread.csv"
 join_loads overlap.csv > "$WORK/overlap.csv"
 join_loads sim-overlap.csv > "$WORK/overlap-sim.csv"
@@ -425,6 +447,24 @@ elapsed=$(( $(date +%s) - t_start ))
     frame_table "$WORK/results-steady.csv"
     echo
   fi
+  if [ "$STACK_S" != 0 ]; then
+    echo "## The same loads with the cores pooled"
+    echo
+    echo "The prediction's scenario places each job on a core (cpu.stack: vlrealpipe stackcal,"
+    echo "4 x ${STACK_S} s before the load points, threads handing busy-loop ops of the real ops'"
+    echo "times over as the pipeline's do; share: of the ops whose thread was woken for them and"
+    echo "that started beside another with a CPU free, those put on the busy CPU; migrate_ms: the"
+    echo "mean wait for a move to the free CPU after such a start; pull_ms: after a CPU's last op"
+    echo "ended beside a shared CPU; a thread going on at once stays on its core):"
+    echo
+    grep '^# [0-9]\|^# all:\|^stack:' "$WORK/calib/stackcal.yaml" | sed 's/^# /    /; s/^stack/    stack/'
+    echo
+    echo "The same real runs against the same scenario with the cores pooled (every job spread"
+    echo "evenly over the cores at every instant, as before cpu.stack):"
+    echo
+    frame_table "$WORK/results-pooled.csv"
+    echo
+  fi
   echo "## Spread of the real runs (each run alone)"
   echo
   echo "Capacity after the run: what a short mix calibration right after it (vlrealpipe mixcal"
@@ -525,8 +565,9 @@ elapsed=$(( $(date +%s) - t_start ))
   echo "after the warm-up. Above 1, an op waited off its core; its CPU time says whether it ran"
   echo "slower. Then the share of the time ops ran during which exactly two ran, and the share"
   echo "of that during which both were on one CPU (sched_getcpu at their start and end), the"
-  echo "other CPU without an op. The simulator shares the cores among the ops as one pool"
-  echo "(processor sharing): two ops always run on two cores, wall over CPU 1 for each."
+  echo "other CPU without an op. With cpu.stack (STACK_S > 0) the simulator places each job on"
+  echo "a core, a share of the woken ones beside a running job (stackcal's figures above); with"
+  echo "the cores pooled two jobs always run on two cores."
   echo
   echo "| load | run | decode | encode | reduce | prefill | two ops, % of the time ops ran | of that on one CPU % |"
   echo "|---|---|---|---|---|---|---|---|"
@@ -593,6 +634,8 @@ fi
 mv "$WORK/results-iso.csv" "$OUT/results-iso.csv"
 rm -f "$OUT/results-steady.csv"
 [ "$DRIFT_S" = 0 ] || mv "$WORK/results-steady.csv" "$OUT/results-steady.csv"
+rm -f "$OUT/results-pooled.csv"
+[ "$STACK_S" = 0 ] || mv "$WORK/results-pooled.csv" "$OUT/results-pooled.csv"
 mv "$WORK/results.csv" "$OUT/results.csv"
 mv "$WORK/spread.csv" "$OUT/spread.csv"
 mv "$WORK/overlap.csv" "$OUT/overlap.csv"

@@ -1,0 +1,449 @@
+/* rp_stack.c — where the scheduler puts a woken op. See rp_stack.h.
+ * It must never pin its threads (the point is where the OS puts them) nor
+ * read anything but the clock and the CPU number while an op runs. */
+#define _GNU_SOURCE                    /* sched_getcpu */
+#include "calib/realpipe/rp_stack.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <time.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "calib/cpu.h"
+#include "calib/realpipe/rp_ops.h"
+
+/* ---- the figures ---------------------------------------------------------- */
+
+enum { EV_END, EV_MOVE, EV_START };    /* the order of events at one instant */
+
+typedef struct {
+    double t;
+    int type;
+    int from, to;
+    size_t op;
+} stack_ev;
+
+static int ev_cmp(const void *a, const void *b)
+{
+    const stack_ev *x = a, *y = b;
+    if (x->t != y->t)
+        return x->t < y->t ? -1 : 1;
+    if (x->type != y->type)
+        return x->type - y->type;
+    return x->op < y->op ? -1 : x->op > y->op;
+}
+
+static int op_in(const rp_stack_op *o, int cpus, int load)
+{
+    if ((load >= 0 && o->load != load) || !(o->t1 > o->t0) || o->nseg < 1)
+        return 0;
+    for (int k = 0; k < o->nseg && k < RP_STACK_MAX_SEG; k++)
+        if (o->seg[k].cpu < 0 || o->seg[k].cpu >= cpus)
+            return 0;
+    return 1;
+}
+
+int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_stack_sum *s)
+{
+    memset(s, 0, sizeof *s);
+    s->migrate_ms = -1;
+    if (cpus > RP_STACK_MAX_CPU)
+        cpus = RP_STACK_MAX_CPU;
+    size_t ne = 0;
+    for (size_t i = 0; i < n; i++)
+        if (op_in(&op[i], cpus, load))
+            ne += 1 + (size_t)(op[i].nseg < RP_STACK_MAX_SEG ? op[i].nseg : RP_STACK_MAX_SEG);
+    stack_ev *e = malloc((ne ? ne : 1) * sizeof *e);
+    if (!e)
+        return -1;
+    ne = 0;
+    for (size_t i = 0; i < n; i++) {
+        const rp_stack_op *o = &op[i];
+        if (!op_in(o, cpus, load))
+            continue;
+        int m = o->nseg < RP_STACK_MAX_SEG ? o->nseg : RP_STACK_MAX_SEG;
+        s->ops++;
+        e[ne++] = (stack_ev){o->t0, EV_START, -1, o->seg[0].cpu, i};
+        for (int k = 1; k < m; k++)
+            e[ne++] = (stack_ev){o->seg[k].t, EV_MOVE, o->seg[k - 1].cpu, o->seg[k].cpu, i};
+        e[ne++] = (stack_ev){o->t1, EV_END, o->seg[m - 1].cpu, -1, i};
+    }
+    qsort(e, ne, sizeof *e, ev_cmp);
+    int on[RP_STACK_MAX_CPU] = {0}, total = 0, most = 0, idle = cpus;   /* idle: CPUs with no op */
+    int spell = -1;                    /* the shared spell's kind (-1: not in one) */
+    for (size_t k = 0; k < ne; k++) {
+        if (k > 0) {
+            double dt = e[k].t - e[k - 1].t;
+            if (spell >= 0) {
+                s->exposure_ms += dt;
+                s->spell_ms[spell] += dt;
+            }
+            if (total == 2) {
+                s->two_ms += dt;
+                if (most == 2)
+                    s->two_same_ms += dt;
+            }
+        }
+        const stack_ev *v = &e[k];
+        if (v->type == EV_START) {
+            if (op[v->op].woken && total >= 1 && idle > 0) {
+                s->chances++;
+                if (on[v->to] >= 1)
+                    s->stacked++;
+            }
+        } else if (v->type == EV_MOVE) {
+            if (spell >= 0 && on[v->from] >= 2 && on[v->to] == 0) {
+                s->moves++;
+                s->spell_moves[spell]++;
+            } else {
+                s->other_moves++;
+            }
+        }
+        if (v->from >= 0)
+            on[v->from]--;
+        if (v->to >= 0)
+            on[v->to]++;
+        total += (v->to >= 0) - (v->from >= 0);
+        most = 0;
+        idle = 0;
+        for (int c = 0; c < cpus; c++) {
+            most = on[c] > most ? on[c] : most;
+            idle += on[c] == 0;
+        }
+        if (idle > 0 && most >= 2) {
+            if (spell < 0)             /* a spell begins: by a start, or by a CPU emptied */
+                spell = v->type == EV_START ? 0 : 1;
+        } else {
+            spell = -1;
+        }
+    }
+    free(e);
+    s->share = s->chances ? (double)s->stacked / (double)s->chances : 0;
+    if (s->moves > 0)
+        s->migrate_ms = s->exposure_ms / (double)s->moves;
+    for (int k = 0; k < 2; k++)
+        s->spell_wait_ms[k] = s->spell_moves[k] > 0 ? s->spell_ms[k] / (double)s->spell_moves[k] : -1;
+    return 0;
+}
+
+/* ---- the measurement -------------------------------------------------------- */
+
+#define UNIT_ITERS 512                 /* one unit of busy work: about a microsecond */
+
+/* A queue of frame indices between two kinds of thread. */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    long *item, head, tail;        /* item[head..tail) waiting; room for every frame */
+    bool stop;                     /* no more will come */
+} queue;
+
+typedef struct {
+    queue dq, sq, xq;              /* decode, sample, execute */
+    rp_stack_op *op;               /* op[2 i]: frame i's decode; op[2 i + 1]: its chain */
+    int *load;                     /* frame i's load step */
+    long decode_units, chain_units;
+    int keep_every;
+} shared;
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+
+static void sleep_until(double ms)
+{
+    struct timespec ts = {(time_t)(ms / 1e3), 0};
+    ts.tv_nsec = (long)((ms - 1e3 * (double)ts.tv_sec) * 1e6);
+    if (ts.tv_nsec >= 1000000000L)
+        ts.tv_nsec = 999999999L;
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
+        ;
+}
+
+static void quiet_thread(void)
+{
+    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+}
+
+/* The busy work's start and end go through these, so that the compiler
+ * can neither fold the loop (from a known start) nor drop it. */
+static volatile double seed = 0.5, sink;
+
+/* One unit of dependent arithmetic the compiler cannot drop. */
+static double unit(double x)
+{
+    for (int i = 0; i < UNIT_ITERS; i++)
+        x = x * 0.9999999 + 1e-7;
+    return x;
+}
+
+/* An op of `units` of busy work, its CPU read after every unit. */
+static double busy_op(long units, rp_stack_op *o, double x)
+{
+    o->t0 = now_ms();
+    int cpu = sched_getcpu();
+    o->seg[0].t = o->t0;
+    o->seg[0].cpu = cpu;
+    o->nseg = 1;
+    for (long u = 0; u < units; u++) {
+        x = unit(x);
+        int c = sched_getcpu();
+        if (c != cpu) {
+            if (o->nseg < RP_STACK_MAX_SEG) {
+                o->seg[o->nseg].t = now_ms();
+                o->seg[o->nseg].cpu = c;
+            }
+            o->nseg++;
+            cpu = c;
+        }
+    }
+    o->t1 = now_ms();
+    if (o->nseg > RP_STACK_MAX_SEG)
+        o->nseg = RP_STACK_MAX_SEG;
+    return x;
+}
+
+static void q_push(queue *q, long i)
+{
+    pthread_mutex_lock(&q->mu);
+    q->item[q->tail++] = i;
+    pthread_cond_signal(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+/* The next frame, or -1 once the queue is stopped and empty; *slept:
+ * whether the thread waited for it. */
+static long q_pop(queue *q, int *slept)
+{
+    pthread_mutex_lock(&q->mu);
+    *slept = 0;
+    while (q->head == q->tail && !q->stop) {
+        *slept = 1;
+        pthread_cond_wait(&q->cv, &q->mu);
+    }
+    long i = q->head < q->tail ? q->item[q->head++] : -1;
+    pthread_mutex_unlock(&q->mu);
+    return i;
+}
+
+static void q_stop(queue *q)
+{
+    pthread_mutex_lock(&q->mu);
+    q->stop = true;
+    pthread_cond_broadcast(&q->cv);
+    pthread_mutex_unlock(&q->mu);
+}
+
+
+static void *decode_main(void *arg)
+{
+    shared *sh = arg;
+    double x = seed;
+    quiet_thread();
+    int slept;
+    for (long i; (i = q_pop(&sh->dq, &slept)) >= 0;) {
+        sh->op[2 * i].load = sh->load[i];
+        sh->op[2 * i].woken = slept;
+        x = busy_op(sh->decode_units, &sh->op[2 * i], x);
+        q_push(&sh->sq, i);
+    }
+    sink = x;
+    return NULL;
+}
+
+static void *sample_main(void *arg)
+{
+    shared *sh = arg;
+    quiet_thread();
+    int slept;
+    for (long i; (i = q_pop(&sh->sq, &slept)) >= 0;)
+        if (i % sh->keep_every == 0)
+            q_push(&sh->xq, i);
+    return NULL;
+}
+
+static void *execute_main(void *arg)
+{
+    shared *sh = arg;
+    double x = seed;
+    quiet_thread();
+    int slept;
+    for (long i; (i = q_pop(&sh->xq, &slept)) >= 0;) {
+        rp_stack_op *o = &sh->op[2 * i + 1];
+        o->load = sh->load[i];
+        o->woken = slept;
+        o->chain = 1;
+        x = busy_op(sh->chain_units, o, x);
+    }
+    sink = x;
+    return NULL;
+}
+
+/* The busy loop's units per ms on this thread alone: the median of 7 runs
+ * of 20 ms. */
+static double units_per_ms(void)
+{
+    double r[7], x = seed;
+    for (int k = 0; k < 7; k++) {
+        long u = 0;
+        double a = now_ms(), b;
+        while ((b = now_ms()) - a < 20) {
+            for (int j = 0; j < 50; j++)
+                x = unit(x);
+            u += 50;
+        }
+        r[k] = (double)u / (b - a);
+    }
+    sink = x;
+    gsl_sort(r, 1, 7);
+    return r[3];
+}
+
+/* The real ops' times alone: 30 of each after 10 to warm the caches. */
+static void op_times(rp_solo *s, double *decode_ms, double *chain_ms)
+{
+    for (int chain = 0; chain < 2; chain++) {
+        for (int i = 0; i < 10; i++)
+            chain ? rp_solo_chain(s) : rp_solo_decode(s, 1);
+        double a = now_ms();
+        for (int i = 0; i < 30; i++)
+            chain ? rp_solo_chain(s) : rp_solo_decode(s, 1);
+        *(chain ? chain_ms : decode_ms) = (now_ms() - a) / 30;
+    }
+}
+
+static int q_init(queue *q, long cap)
+{
+    memset(q, 0, sizeof *q);
+    pthread_mutex_init(&q->mu, NULL);
+    pthread_cond_init(&q->cv, NULL);
+    q->item = malloc((size_t)cap * sizeof *q->item);
+    return q->item ? 0 : -1;
+}
+
+static void q_free(queue *q)
+{
+    pthread_mutex_destroy(&q->mu);
+    pthread_cond_destroy(&q->cv);
+    free(q->item);
+}
+
+int rp_stack_run(const rp_params *p, double seconds, rp_stack_result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    if (p->cores < 1 || p->cores > RP_STACK_MAX_CPU || !(seconds > 0) || p->keep_every < 1
+        || p->decode_workers < 1) {
+        snprintf(err, errlen, "stackcal: cores 1..%d, seconds > 0, decode workers >= 1",
+                 RP_STACK_MAX_CPU);
+        return -1;
+    }
+    static const double loads[RP_STACK_NLOADS] = {0.2, 0.4, 0.6, 0.8};
+    memcpy(r->load, loads, sizeof loads);
+    r->cpus = p->cores;
+    r->workers = p->decode_workers;
+    r->keep_every = p->keep_every;
+    r->seconds = seconds;
+    cpu_set_threads(1);
+    dect_clip *clip = NULL;
+    rp_solo solo;
+    memset(&solo, 0, sizeof solo);
+    if (rp_ops_clip(p, &clip, err, errlen) || rp_solo_init(&solo, p, clip, err, errlen)) {
+        rp_solo_free(&solo);
+        dect_clip_free(clip);
+        return -1;
+    }
+    op_times(&solo, &r->decode_ms, &r->chain_ms);
+    rp_solo_free(&solo);
+    dect_clip_free(clip);
+    r->units_per_ms = units_per_ms();
+
+    double frame_ms = r->decode_ms + r->chain_ms / p->keep_every, expect = 0;
+    for (int l = 0; l < RP_STACK_NLOADS; l++)
+        expect += loads[l] * p->cores / frame_ms * seconds * 1e3;
+    long cap = (long)(1.5 * expect) + 1000;
+    shared sh;
+    memset(&sh, 0, sizeof sh);
+    sh.keep_every = p->keep_every;
+    sh.decode_units = (long)(r->decode_ms * r->units_per_ms + 0.5);
+    sh.chain_units = (long)(r->chain_ms * r->units_per_ms + 0.5);
+    int nth = p->decode_workers + 2, started = 0, rc = -1;
+    pthread_t *th = calloc((size_t)nth, sizeof *th);
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    sh.op = calloc(2 * (size_t)cap, sizeof *sh.op);
+    sh.load = calloc((size_t)cap, sizeof *sh.load);
+    int qok = (q_init(&sh.dq, cap) == 0) & (q_init(&sh.sq, cap) == 0) & (q_init(&sh.xq, cap) == 0);
+    if (!th || !rng || !sh.op || !sh.load || !qok) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    gsl_rng_set(rng, p->seed);
+    for (; started < nth; started++) {
+        void *(*fn)(void *) = started < p->decode_workers ? decode_main
+                              : started == p->decode_workers ? sample_main : execute_main;
+        if (pthread_create(&th[started], NULL, fn, &sh)) {
+            snprintf(err, errlen, "cannot start stackcal's threads");
+            goto out;
+        }
+    }
+    quiet_thread();                    /* the releaser, as the pipeline's camera thread */
+    double t = now_ms() + 50;
+    long nf = 0;
+    for (int l = 0; l < RP_STACK_NLOADS; l++) {
+        double gap = frame_ms / (loads[l] * p->cores), end = t + seconds * 1e3;
+        while (nf < cap) {
+            t += gsl_ran_exponential(rng, gap);
+            if (t >= end)
+                break;
+            sleep_until(t);
+            sh.load[nf] = l;
+            q_push(&sh.dq, nf++);
+        }
+        t = end;
+    }
+    rc = 0;
+out:
+    /* stop in pipeline order, each queue once the threads feeding it are done */
+    q_stop(&sh.dq);
+    for (int k = 0; k < started && k < p->decode_workers; k++)
+        pthread_join(th[k], NULL);
+    q_stop(&sh.sq);
+    if (started > p->decode_workers)
+        pthread_join(th[p->decode_workers], NULL);
+    q_stop(&sh.xq);
+    if (started > p->decode_workers + 1)
+        pthread_join(th[p->decode_workers + 1], NULL);
+    if (rc == 0) {
+        if (rp_stack_summarize(sh.op, 2 * (size_t)nf, r->cpus, -1, &r->all))
+            rc = -1;
+        for (int l = 0; rc == 0 && l < RP_STACK_NLOADS; l++)
+            if (rp_stack_summarize(sh.op, 2 * (size_t)nf, r->cpus, l, &r->at[l]))
+                rc = -1;
+        if (rc)
+            snprintf(err, errlen, "out of memory");
+        else if (r->all.chances == 0 || r->all.moves == 0) {
+            snprintf(err, errlen, "stackcal: %ld chances to stack and %ld moves seen in %ld ops; "
+                     "run it longer (--seconds)", r->all.chances, r->all.moves, r->all.ops);
+            rc = -1;
+        }
+    }
+    q_free(&sh.dq);
+    q_free(&sh.sq);
+    q_free(&sh.xq);
+    gsl_rng_free(rng);
+    free(sh.op);
+    free(sh.load);
+    free(th);
+    return rc;
+}

@@ -1,0 +1,90 @@
+/* rp_stack.h — where the scheduler puts a woken op, and how soon it moves
+ * one off a shared core (`vlrealpipe stackcal`, issue 7).
+ *
+ * The pipeline's op log (rp_oplog.h) showed that of the time two ops ran,
+ * 13–25 % had both on one CPU while the other ran none: a woken thread put
+ * beside its waker (Linux's wake-affine) waits for the load balancer to
+ * move it. The simulator's cpu.stack models that with two figures, measured
+ * here apart from the pipeline:
+ *   share       of the ops whose thread was woken for them (it slept on its
+ *               queue) and that start while another op runs and a CPU has
+ *               none, the part that start on a CPU already running one (a
+ *               thread going on at once with its next op stays where it
+ *               is, as the simulator's does);
+ *   migrate_ms  while a CPU runs no op and another runs two or more, the
+ *               mean wait until one moves over: the time spent in that
+ *               state over the moves out of it (the maximum-likelihood
+ *               mean of an exponential wait, censored by the ops' ends),
+ *               for spells begun by a woken op put on the busy CPU;
+ *   pull_ms     the same for spells begun by a CPU's last op ending (or
+ *               moving away) while another CPU held two: Linux's newly
+ *               idle CPU pulls a waiting thread at once, where an idle one
+ *               must be found by the balancer.
+ *
+ * The threads hand work over as the pipeline's do: a release thread at
+ * Poisson times → a pool of decode workers (the pipeline's decode_workers)
+ * → a sampler thread that forwards one in keep_every → an executor thread.
+ * The ops are busy loops of the pipeline's own op times (a decode, and
+ * encode + reduce + prefill at batch 1, each timed alone first on the real
+ * kernels) that read their CPU (sched_getcpu) after every few microseconds
+ * of work, so every op's CPU is known along its whole life. The release
+ * rate steps through 20, 40, 60 and 80 % of the cores. Nothing here prints,
+ * pins a thread, or keeps global state. */
+#ifndef VL_RP_STACK_H
+#define VL_RP_STACK_H
+
+#include <stddef.h>
+#include "calib/realpipe/rp_params.h"
+
+#define RP_STACK_MAX_SEG 16        /* an op's CPU changes kept (more are counted, not kept) */
+#define RP_STACK_MAX_CPU 64
+#define RP_STACK_NLOADS 4
+
+/* One op's life: it ran on seg[k].cpu from seg[k].t to the next change (or t1). */
+typedef struct {
+    double t0, t1;                 /* ms, monotonic */
+    int chain;                     /* 1: the executor's op; 0: a decode */
+    int load;                      /* the load step it was released in */
+    int woken;                     /* its thread slept before it (0: it went on from its last op) */
+    int nseg;                      /* >= 1: seg[0] is at t0 */
+    struct { double t; int cpu; } seg[RP_STACK_MAX_SEG];
+} rp_stack_op;
+
+/* The figures, over every op or one load step's. */
+typedef struct {
+    long ops;
+    long chances;                  /* woken ops' starts with another op running and a CPU running none */
+    long stacked;                  /* of those, starts on a CPU already running an op */
+    double share;                  /* stacked / chances (0 when no chance) */
+    /* Time with a CPU running no op and another two or more, and the moves
+     * out of it (an op from a CPU of 2+ to one of none), by how that spell
+     * began: [0] a woken op started on the busy CPU (the balancer must find
+     * the idle CPU), [1] a CPU's last op ended or moved away while another
+     * held two (the newly idle CPU can pull at once). */
+    double exposure_ms, spell_ms[2];
+    long moves, spell_moves[2];
+    long other_moves;              /* the ops' other CPU changes */
+    double migrate_ms;             /* exposure_ms / moves (-1: no move seen) */
+    double spell_wait_ms[2];       /* spell_ms / spell_moves (-1: no move seen) */
+    double two_ms, two_same_ms;    /* time exactly two ops ran; of it, both on one CPU */
+} rp_stack_sum;
+
+typedef struct {
+    int cpus, workers, keep_every;
+    double seconds;                /* at each load */
+    double decode_ms, chain_ms;    /* the ops' times alone (the real kernels) */
+    double units_per_ms;           /* the busy loop's speed alone */
+    double load[RP_STACK_NLOADS];
+    rp_stack_sum all, at[RP_STACK_NLOADS];
+} rp_stack_result;
+
+/* The figures of ops op[0..n) on CPUs 0..cpus-1 (an op on another CPU is
+ * left out), only from ops of load step `load` (-1: all). Ties at one
+ * instant: ends, then moves, then starts. 0, or -1 when out of memory. */
+int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_stack_sum *s);
+
+/* The measurement: p->cores CPUs, p->decode_workers workers, seconds at each
+ * load. 0, or -1 and a message. */
+int rp_stack_run(const rp_params *p, double seconds, rp_stack_result *r, char *err, size_t errlen);
+
+#endif

@@ -1,0 +1,293 @@
+/* test_stack.c — cpu.stack (issue 7): jobs placed on cores, sometimes two on
+ * one core while another is free, until a move (models/cores.h).
+ *
+ * Independent sources: every case is worked out by hand from the rule
+ * "a job runs at 1 / (jobs on its core)"; the one random case (the wait for
+ * a move, exponential of mean M) is checked against its closed-form mean. */
+#include "tests/kit.h"
+#include "models/cores.h"
+#include "models/scenario.h"
+#include "sim/rng.h"
+
+TestSuite(stack, .timeout = 120);
+
+#define TICK 99
+#define NEVER 1e12                     /* a migrate_ms no run reaches */
+
+/* Run q to the end: TICK events go to the cores, anything else is a job's
+ * end at done[a]. */
+static void drain(cores_t *k, ev_queue *q, double *done)
+{
+    ev_t e;
+    while (ev_pop(q, &e) == 0) {
+        if (e.kind == TICK)
+            cr_assert_eq(cores_event(k, q, e.t, e.a, e.b), 0);
+        else
+            done[e.a] = e.t;
+    }
+}
+
+/* Two cores, placement on; jobs of work[j] ms all started at t = 0. */
+static void two_cores_pull(double share, double migrate_ms, double pull_ms, const double *speedup,
+                           int nspeedup, int n, const double *work, double *done, uint32_t rep)
+{
+    cores_t k;
+    ev_queue q;
+    gsl_rng *r = rng_stream(7, rep, 1);
+    cr_assert_not_null(r);
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 2, speedup, nspeedup, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, share, migrate_ms, pull_ms, r), 0);
+    for (int j = 0; j < n; j++)
+        cr_assert_eq(cores_start(&k, &q, 0.0, 7, (uint32_t)j, 0, work[j]), 0);
+    drain(&k, &q, done);
+    cores_free(&k);
+    ev_free(&q);
+    gsl_rng_free(r);
+}
+
+static void two_cores(double share, double migrate_ms, const double *speedup, int nspeedup,
+                      int n, const double *work, double *done, uint32_t rep)
+{
+    two_cores_pull(share, migrate_ms, migrate_ms, speedup, nspeedup, n, work, done, rep);
+}
+
+/* share 0: two jobs of 10 on two cores, one each: both end at 10 (as the
+ * pooled sharing). share 1, no move: the second goes beside the first,
+ * both at 1/2: 20. share 1, migrate_ms 0: moved at once: 10. */
+Test(stack, two_jobs_by_hand)
+{
+    const double w[] = {10, 10};
+    double d[2];
+    two_cores(0, NEVER, NULL, 0, 2, w, d, 0);
+    near("share 0: first", d[0], 10, EXACT);
+    near("share 0: second", d[1], 10, EXACT);
+    two_cores(1, NEVER, NULL, 0, 2, w, d, 0);
+    near("stacked: first", d[0], 20, EXACT);
+    near("stacked: second", d[1], 20, EXACT);
+    two_cores(1, 0, NULL, 0, 2, w, d, 0);
+    near("moved at once: first", d[0], 10, EXACT);
+    near("moved at once: second", d[1], 10, EXACT);
+}
+
+/* Three jobs of 10, 10, 10 with share 0: the first two take a core each,
+ * the third (no core free) joins the least loaded, core 0, beside job 0.
+ * Jobs 0 and 2 run at 1/2, job 1 at 1 and ends at 10. Without a move, 0
+ * and 2 end at 20; with an instant move, job 2 (the last started on core 0)
+ * goes to core 1 at t = 10 with 5 left, as has job 0: both end at 15. The
+ * state was entered by job 1's end, so pull_ms is its wait, not
+ * migrate_ms; and a pair stacked by a start waits migrate_ms, not pull_ms. */
+Test(stack, third_job_joins_least_loaded)
+{
+    const double w[] = {10, 10, 10};
+    double d[3];
+    two_cores(0, NEVER, NULL, 0, 3, w, d, 0);
+    near("job 1 alone on core 1", d[1], 10, EXACT);
+    near("job 0 shares core 0", d[0], 20, EXACT);
+    near("job 2 shares core 0", d[2], 20, EXACT);
+    two_cores(0, 0, NULL, 0, 3, w, d, 0);
+    near("job 1", d[1], 10, EXACT);
+    near("job 0 after the move", d[0], 15, EXACT);
+    near("job 2 after the move", d[2], 15, EXACT);
+    two_cores_pull(0, NEVER, 0, NULL, 0, 3, w, d, 0);
+    near("pulled at once: job 0", d[0], 15, EXACT);
+    near("pulled at once: job 2", d[2], 15, EXACT);
+    two_cores_pull(0, 0, NEVER, NULL, 0, 3, w, d, 0);
+    near("no pull: job 0", d[0], 20, EXACT);
+    near("no pull: job 2", d[2], 20, EXACT);
+    const double w2[] = {10, 10};
+    two_cores_pull(1, 0, NEVER, NULL, 0, 2, w2, d, 0);
+    near("stacked by a start, moved at once", d[1], 10, EXACT);
+    two_cores_pull(1, NEVER, 0, NULL, 0, 2, w2, d, 0);
+    near("stacked by a start, pull_ms not its wait", d[1], 20, EXACT);
+}
+
+/* A thread going on at once stays on its core (cores_start_on with
+ * cores_freed_core): share 0, jobs of 10 on core 0 and 4 on core 1 from
+ * t = 0. At 4 the short one ends; a job of 6 started then on the core it
+ * freed runs alone (ends at 10). With that job put on core 0 instead, it
+ * shares with the first: both at 1/2 until a move that never comes, the
+ * first has 6 left at 4 and ends at 16, the new one too. */
+static void going_on(int stay_on_freed, double *d)
+{
+    cores_t k;
+    ev_queue q;
+    gsl_rng *r = rng_stream(7, 0, 1);
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 2, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, 0, NEVER, NEVER, r), 0);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 0, 0, 10), 0);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 1, 0, 4), 0);
+    ev_t e;
+    while (ev_pop(&q, &e) == 0) {
+        if (e.kind == TICK) {
+            cr_assert_eq(cores_event(&k, &q, e.t, e.a, e.b), 0);
+            continue;
+        }
+        d[e.a] = e.t;
+        if (e.a == 1) {
+            int core = cores_freed_core(&k, e.t);
+            cr_assert_eq(core, 1, "job 1 left core %d", core);
+            cr_assert_eq(cores_freed_core(&k, e.t + 1), -1);
+            cr_assert_eq(cores_start_on(&k, &q, e.t, 7, 2, 0, 6, stay_on_freed ? core : 0), 0);
+        }
+    }
+    cores_free(&k);
+    ev_free(&q);
+    gsl_rng_free(r);
+}
+
+Test(stack, going_on_stays_on_its_core)
+{
+    double d[3];
+    going_on(1, d);
+    near("first job", d[0], 10, EXACT);
+    near("the thread going on", d[2], 10, EXACT);
+    going_on(0, d);
+    near("first job, shared", d[0], 16, EXACT);
+    near("put beside it", d[2], 16, EXACT);
+}
+
+/* With a speed-up table [1, 1.5] two busy jobs have efficiency 1.5 / 2: on
+ * two cores each runs at 0.75 (work 3 ends at 4, as pooled); stacked on
+ * one core each runs at 0.75 / 2 (ends at 8). Jobs of 3 and 6 stacked: both
+ * at 0.375 until the short one ends at 8 (the long has 3 left), then alone
+ * at speedup(1) = 1: ends at 11. */
+Test(stack, speedup_efficiency_by_hand)
+{
+    const double s[] = {1, 1.5};
+    double d[2];
+    two_cores(0, NEVER, s, 2, 2, (const double[]){3, 3}, d, 0);
+    near("two cores", d[0], 4, EXACT);
+    near("two cores, second", d[1], 4, EXACT);
+    two_cores(1, NEVER, s, 2, 2, (const double[]){3, 3}, d, 0);
+    near("stacked", d[0], 8, EXACT);
+    two_cores(1, NEVER, s, 2, 2, (const double[]){3, 6}, d, 0);
+    near("stacked short", d[0], 8, EXACT);
+    near("stacked long, then alone", d[1], 11, EXACT);
+}
+
+/* Two jobs of 100 stacked (share 1), the move after T ~ Exp(mean 4): until
+ * T each does T/2, then both run alone and end at T + (100 - T/2) =
+ * 100 + T/2. Over 4000 replications the mean end is 100 + 4/2 = 102 (the
+ * sd of T/2 is 2, the standard error of the mean 0.032) and every end lies
+ * in (100, 200). */
+Test(stack, move_wait_is_exponential)
+{
+    const double w[] = {100, 100};
+    double d[2], sum = 0, lo = 1e300, hi = 0;
+    int n = 4000;
+    for (int r = 0; r < n; r++) {
+        two_cores(1, 4, NULL, 0, 2, w, d, (uint32_t)r);
+        near("both end together", d[1], d[0], 1e-12);
+        sum += d[0];
+        lo = d[0] < lo ? d[0] : lo;
+        hi = d[0] > hi ? d[0] : hi;
+    }
+    double mean = sum / n;
+    cr_expect(fabs(mean - 102) < 4 * 2 / sqrt(n), "mean end %.4f, want 102 +- %.3f", mean,
+              4 * 2 / sqrt(n));
+    cr_expect(lo > 100 && hi < 200, "ends in [%g, %g]", lo, hi);
+}
+
+/* A pending move is void once the state is left: jobs of 10 and 2 stacked
+ * with a move that never comes end at 4 (2 of work at 1/2) and 12 (8 left
+ * at t = 4, alone). A third job started at 20 (one core free, one empty
+ * too: nothing is running) takes a core of its own whatever the share: a
+ * job of 5 ends at 25. */
+Test(stack, alone_after_the_pair_ends)
+{
+    cores_t k;
+    ev_queue q;
+    gsl_rng *r = rng_stream(7, 0, 1);
+    double d[3];
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 2, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, 1, NEVER, NEVER, r), 0);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 0, 0, 10), 0);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 1, 0, 2), 0);
+    drain(&k, &q, d);
+    near("short of the pair", d[1], 4, EXACT);
+    near("long of the pair", d[0], 12, EXACT);
+    cr_assert_eq(k.move_due, 0);
+    cr_assert_eq(k.on[0] + k.on[1], 0);
+    cr_assert_eq(cores_start(&k, &q, 20.0, 7, 2, 0, 5), 0);
+    drain(&k, &q, d);
+    near("a lone job", d[2], 25, EXACT);
+    cores_free(&k);
+    ev_free(&q);
+    gsl_rng_free(r);
+}
+
+/* Through a scenario: two aligned streams at 1 FPS, a decode stage of two
+ * workers on two cores, 10 ms per frame. Both frames of a period start at
+ * once. Pooled, or share 0: 10 ms each. share 1 and no move: the second
+ * frame goes beside the first, both take 20 ms. */
+static void aligned_pair(int has_stack, double share, double sum, double lo, double hi)
+{
+    scenario_cfg c;
+    kit_base(&c, "stack", 3, 1, 0, 0.0, 10.0, 1);
+    periodic(&c, 2, 1.0);
+    on_workers(&c, 0, "decode", 2, 10.0);
+    c.cpu.cores = 2;
+    c.cpu.stage_mask = 1;
+    c.cpu.has_stack = has_stack;
+    c.cpu.stack_share = share;
+    c.cpu.stack_migrate_ms = NEVER;
+    c.cpu.stack_pull_ms = NEVER;
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("sojourn", &rs.stage[0].sojourn, 20, sum, lo, hi);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+Test(stack, pipeline_pooled) { aligned_pair(0, 0, 200, 10, 10); }
+Test(stack, pipeline_share0) { aligned_pair(1, 0, 200, 10, 10); }
+Test(stack, pipeline_stacked) { aligned_pair(1, 1, 400, 20, 20); }
+
+/* The loader: cpu.stack's two keys, and its errors by key path. */
+static const char *load_err(const char *yaml, scenario_cfg *c, char *err, size_t n)
+{
+    int rc = scn_load_string(yaml, strlen(yaml), "s.yaml", NULL, c, err, n);
+    return rc ? err : NULL;
+}
+
+#define BASE "duration_s: 1\nworkload: {arrival: poisson, rate_hz: 10}\n" \
+             "stages:\n  - {name: decode, service: {dist: constant, ms: 1}}\n"
+
+Test(stack, keys)
+{
+    scenario_cfg c;
+    char err[512];
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.25, migrate_ms: 3.5}}\n", &c, err,
+                            sizeof err), "%s", err);
+    cr_assert_eq(c.cpu.has_stack, 1);
+    near("share", c.cpu.stack_share, 0.25, EXACT);
+    near("migrate_ms", c.cpu.stack_migrate_ms, 3.5, EXACT);
+    near("pull_ms defaults to migrate_ms", c.cpu.stack_pull_ms, 3.5, EXACT);
+    cfg_free(&c);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.25, migrate_ms: 3.5, pull_ms: 0.5}}\n",
+                            &c, err, sizeof err), "%s", err);
+    near("pull_ms", c.cpu.stack_pull_ms, 0.5, EXACT);
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, pull_ms: -2}}\n",
+                                &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.pull_ms"), "%s", err);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2}\n", &c, err, sizeof err), "%s", err);
+    cr_assert_eq(c.cpu.has_stack, 0);
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 1.5, migrate_ms: 1}}\n", &c,
+                                err, sizeof err));
+    cr_expect(strstr(err, ":5:") && strstr(err, "cpu.stack.share") && strstr(err, "0 to 1"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack") && strstr(err, "migrate_ms"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: -1}}\n", &c,
+                                err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.migrate_ms"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate: 1}}\n", &c, err,
+                                sizeof err));
+    cr_expect(strstr(err, "cpu.stack") && strstr(err, "did you mean 'migrate_ms'"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: 0.3}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack"), "%s", err);
+}

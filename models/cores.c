@@ -28,6 +28,7 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->move_due = 0;
     c->freed_t = -1;
     c->freed_core = -1;
+    c->busy_ms = c->two_ms = c->two_same_ms = 0;
     c->job = malloc((size_t)c->cap * sizeof *c->job);
     return c->job ? 0 : -1;
 }
@@ -87,6 +88,13 @@ static void advance(cores_t *c, double now)
     c->t_last = now;
     if (!(dt > 0))
         return;
+    if (c->n > 0)
+        c->busy_ms += dt;
+    if (c->n == 2) {
+        c->two_ms += dt;
+        if (c->place_rng && c->job[0].core == c->job[1].core)
+            c->two_same_ms += dt;
+    }
     if (!c->place_rng) {
         double done = dt * cores_rate(c);
         for (int j = 0; j < c->n; j++)
@@ -259,6 +267,17 @@ static int cores_move(cores_t *c, ev_queue *q, double now, uint64_t gen)
             }
     c->by_start = 0;
     return reschedule(c, q, now);
+}
+
+void cores_reset_stats(cores_t *c, double now)
+{
+    advance(c, now);
+    c->busy_ms = c->two_ms = c->two_same_ms = 0;
+}
+
+void cores_close(cores_t *c, double now)
+{
+    advance(c, now);
 }
 
 int cores_event(cores_t *c, ev_queue *q, double now, uint32_t a, uint64_t b)

@@ -68,6 +68,9 @@ typedef struct {
     int move_due;          /* a move event is pending */
     double freed_t;        /* when a job last ended, and the core it left */
     int freed_core;
+    /* since cores_reset_stats (to cores_close): time with any job running,
+     * with exactly two, and with those two on one core (placement on) */
+    double busy_ms, two_ms, two_same_ms;
 } cores_t;
 
 /* 0, or -1 when out of memory. speedup (may be NULL; kept, not copied):
@@ -105,5 +108,9 @@ int cores_set_speed(cores_t *c, ev_queue *q, double now, double speed);
 double cores_rate(const cores_t *c);
 /* Job j's speed now (either mode). */
 double cores_job_rate(const cores_t *c, int j);
+/* The time figures (busy_ms, two_ms, two_same_ms) start again at now, and
+ * are brought up to now. */
+void cores_reset_stats(cores_t *c, double now);
+void cores_close(cores_t *c, double now);
 
 #endif

@@ -155,6 +155,8 @@ static void stats_reset(pipe_t *p, double now)
     o->arrivals = o->completed = o->dropped = o->sampled_out = 0;
     o->queries = o->proactive = o->answered = o->unanswered = 0;
     p->t_reset = now;
+    if (p->cfg->cpu.cores > 0)
+        cores_reset_stats(&p->cores, now);
     gpu_reset(p, now);
     ctl_reset(p, now);
     if (p->prof)
@@ -1075,6 +1077,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
     double t_end = warmup_ms + cfg->duration_s * 1000.0;
     out->events = 0;
     out->peak_in_flight = 0;
+    out->cpu_busy_ms = out->cpu_two_ms = out->cpu_two_same_ms = 0;
     out->ntimeline = out->nalerts = out->nseries = 0;
     out->window_ms = cfg->duration_s * 1000.0;
     memset(&out->growth, 0, sizeof out->growth);
@@ -1143,6 +1146,12 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
         stn->st->mean_queue_len = tw_mean(&stn->qlen, t_close);
     }
     canary_close(&p.canary, t_close, gpu_busy_ms(&p, t_close));
+    if (cfg->cpu.cores > 0) {
+        cores_close(&p.cores, t_close);
+        out->cpu_busy_ms = p.cores.busy_ms;
+        out->cpu_two_ms = p.cores.two_ms;
+        out->cpu_two_same_ms = p.cores.two_same_ms;
+    }
     gpu_close(&p, t_close);
     ctl_close(&p, t_close);
     if (p.prof)

@@ -110,6 +110,8 @@ typedef struct {
     uint64_t alert_count[ALERT_NRULES];   /* firings in the measured window */
     double window_ms;           /* the measured window */
     uint64_t peak_in_flight;    /* most items in the system at once */
+    double cpu_busy_ms, cpu_two_ms, cpu_two_same_ms;   /* cpu: time with jobs on the cores,
+                                   with exactly two, and those two on one core (cpu.stack) */
     canary_rec canary;          /* the canary rollout, warm-up excluded (canary.h) */
     pipe_growth growth;         /* kind PIPE_STABLE unless the replication stopped early */
     fleet_stats fleet;          /* profile and autoscaling (fleet.h) */

@@ -82,6 +82,9 @@ void report_table(FILE *f, const run_result *r, double wall_s)
         if (r->stage[s].sampled_out)
             fprintf(f, "  %-16s %llu frames sampled out here (not drops)\n", c->stages[s].name,
                     (unsigned long long)r->stage[s].sampled_out);
+    if (c->cpu.cores > 0 && c->cpu.has_stack)
+        fprintf(f, "  cores: exactly two jobs %.1f %% of the busy time, %.1f %% of that on one core\n",
+                100.0 * r->cpu_two.mean, 100.0 * r->cpu_two_same.mean);
     fputc('\n', f);
 
     fprintf(f, "  %-16s %-8s %10s %10s %10s %10s  %-24s %10s %10s\n", "latency (ms)", "",
@@ -262,6 +265,12 @@ void report_json(FILE *f, const run_result *r, double wall_s)
     jw_int(&w, "sampled_out", (long long)r->sampled_out);
     jw_int(&w, "peak_in_flight", (long long)r->peak_in_flight);
     jw_obj_end(&w);
+    if (c->cpu.cores > 0) {            /* the cores' sharing (cpu; cpu.stack) */
+        jw_obj_begin(&w, "cpu");
+        json_ci(&w, "two_jobs_share", &r->cpu_two);
+        json_ci(&w, "two_on_one_core_share", &r->cpu_two_same);
+        jw_obj_end(&w);
+    }
     json_lat(&w, "e2e_ms", &r->e2e);
     json_lat(&w, "frame_ms", &r->e2e);
     if (r->queries + r->proactive > 0) {

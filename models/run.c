@@ -48,6 +48,7 @@ typedef struct {
     uint64_t mode_changes, alert_count[ALERT_NRULES];
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
     double drop_rate;
+    double cpu_two, cpu_two_same;  /* cpu: two jobs' share of the busy time; on one core, of that */
     canary_rec canary;
     double window_ms;            /* measured: shorter when the replication stopped early */
     pipe_growth growth;
@@ -214,6 +215,8 @@ static int run_one(void *vctx, int r)
             memcpy(d->gpu[g].busy_ms, rs.gpu[g].busy_ms, (size_t)c->cfg->nstages * sizeof(double));
         }
         d->drop_rate = ratio(rs.dropped, rs.arrivals);
+        d->cpu_two = rs.cpu_busy_ms > 0 ? rs.cpu_two_ms / rs.cpu_busy_ms : 0;
+        d->cpu_two_same = rs.cpu_two_ms > 0 ? rs.cpu_two_same_ms / rs.cpu_two_ms : 0;
         d->events = rs.events;
         d->peak_in_flight = rs.peak_in_flight;
         memcpy(d->e2e_le, rs.e2e_le, sizeof d->e2e_le);
@@ -324,6 +327,12 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
     }
     res->e2e = estimate(tmp, n);
     res->drop_rate = stats_t_interval(col, (size_t)n, 0.95);
+    for (int r = 0; r < n; r++)
+        col[r] = dig[r].cpu_two;
+    res->cpu_two = stats_t_interval(col, (size_t)n, 0.95);
+    for (int r = 0; r < n; r++)
+        col[r] = dig[r].cpu_two_same;
+    res->cpu_two_same = stats_t_interval(col, (size_t)n, 0.95);
     res->resp_sum = 0.0;
     for (int r = 0; r < n; r++) {
         tmp[r] = dig[r].response;

@@ -92,6 +92,8 @@ typedef struct {
     uint64_t arrivals, completed, dropped;   /* system-wide totals */
     uint64_t sampled_out;
     stats_ci drop_rate;
+    stats_ci cpu_two, cpu_two_same;  /* cpu: the share of the cores' busy time with exactly two
+                                        jobs, and of that the share on one core (cpu.stack) */
     int ngpus;
     gpu_est *gpu;
     double gpu_hours;            /* GPU-hours simulated in the measured windows */

@@ -242,6 +242,37 @@ static void aligned_pair(int has_stack, double share, double sum, double lo, dou
     cfg_free(&c);
 }
 
+/* The run's cores figures, through run_scenario: in the aligned pair both
+ * frames' jobs run together for their whole life, so exactly two jobs run
+ * all the busy time (share 1); on one core all of it when stacked, none of
+ * it with share 0 or the cores pooled. */
+static void pair_figures(int has_stack, double share, double two_same)
+{
+    scenario_cfg c;
+    kit_base(&c, "stack", 3, 1, 0, 0.0, 10.0, 2);
+    periodic(&c, 2, 1.0);
+    on_workers(&c, 0, "decode", 2, 10.0);
+    c.cpu.cores = 2;
+    c.cpu.stage_mask = 1;
+    c.cpu.has_stack = has_stack;
+    c.cpu.stack_share = share;
+    c.cpu.stack_migrate_ms = NEVER;
+    c.cpu.stack_pull_ms = NEVER;
+    run_result r;
+    run(&c, 2, &r);
+    near("two jobs' share of the busy time", r.cpu_two.mean, 1, EXACT);
+    near("of that on one core", r.cpu_two_same.mean, two_same, EXACT);
+    run_result_free(&r);
+    cfg_free(&c);
+}
+
+Test(stack, run_figures)
+{
+    pair_figures(0, 0, 0);
+    pair_figures(1, 0, 0);
+    pair_figures(1, 1, 1);
+}
+
 Test(stack, pipeline_pooled) { aligned_pair(0, 0, 200, 10, 10); }
 Test(stack, pipeline_share0) { aligned_pair(1, 0, 200, 10, 10); }
 Test(stack, pipeline_stacked) { aligned_pair(1, 1, 400, 20, 20); }

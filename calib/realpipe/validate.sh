@@ -463,10 +463,10 @@ elapsed=$(( $(date +%s) - t_start ))
     echo
     grep '^# [0-9]\|^# all:\|^stack:' "$WORK/calib/stackcal.yaml" | sed 's/^# /    /; s/^stack/    stack/'
     echo
-    echo "It is not the prediction yet: simulated on stackcal's own threads and ops (2026-12-02,"
-    echo "the Intel VM), it put two jobs on one core for about twice the share of the two-job time"
-    echo "that stackcal measured (35-38 % against 15-22 % at 80 %), so it does not yet reproduce"
-    echo "its own calibration. The same real runs against it:"
+    echo "It is not the prediction yet: simulated on stackcal's own threads and ops"
+    echo "(calib/realpipe/stackcal-sim.yaml, 2026-12-02, the Intel VM), it put two jobs on one"
+    echo "core for 27 / 38 / 45 % of the two-job time at 20 / 60 / 80 %, where stackcal measured"
+    echo "8 / 15 / 19 %: it does not yet reproduce its own calibration. The same real runs against it:"
     echo
     frame_table "$WORK/results-stack.csv"
     echo

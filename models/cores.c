@@ -1,4 +1,5 @@
-/* cores.c — processor sharing of CPU cores among running jobs. See cores.h.
+/* cores.c — processor sharing of CPU cores among running jobs, pooled or with
+ * each job placed on a core (cpu.stack). See cores.h.
  * It must never know what a job is: completions are the caller's events. */
 #include "models/cores.h"
 

@@ -75,7 +75,8 @@ static double efficiency(const cores_t *c)
     return c->speedup[(c->n < c->nspeedup ? c->n : c->nspeedup) - 1] / m;
 }
 
-double cores_job_rate(const cores_t *c, int j)
+/* Job j's speed now (either mode). */
+static double cores_job_rate(const cores_t *c, int j)
 {
     if (!c->place_rng)
         return cores_rate(c);

@@ -106,8 +106,6 @@ int cores_set_speed(cores_t *c, ev_queue *q, double now, double speed);
 /* The speed of each running job now: min(1, k/n), or speedup(n)/n, times
  * the cores' speed (placement off). */
 double cores_rate(const cores_t *c);
-/* Job j's speed now (either mode). */
-double cores_job_rate(const cores_t *c, int j);
 /* The time figures (busy_ms, two_ms, two_same_ms) start again at now, and
  * are brought up to now. */
 void cores_reset_stats(cores_t *c, double now);

@@ -223,18 +223,23 @@ Test(stack, alone_after_the_pair_ends)
  * workers on two cores, 10 ms per frame. Both frames of a period start at
  * once. Pooled, or share 0: 10 ms each. share 1 and no move: the second
  * frame goes beside the first, both take 20 ms. */
+static void pair_fixture(scenario_cfg *c, int replications, int has_stack, double share)
+{
+    kit_base(c, "stack", 3, 1, 0, 0.0, 10.0, replications);
+    periodic(c, 2, 1.0);
+    on_workers(c, 0, "decode", 2, 10.0);
+    c->cpu.cores = 2;
+    c->cpu.stage_mask = 1;
+    c->cpu.has_stack = has_stack;
+    c->cpu.stack_share = share;
+    c->cpu.stack_migrate_ms = NEVER;
+    c->cpu.stack_pull_ms = NEVER;
+}
+
 static void aligned_pair(int has_stack, double share, double sum, double lo, double hi)
 {
     scenario_cfg c;
-    kit_base(&c, "stack", 3, 1, 0, 0.0, 10.0, 1);
-    periodic(&c, 2, 1.0);
-    on_workers(&c, 0, "decode", 2, 10.0);
-    c.cpu.cores = 2;
-    c.cpu.stage_mask = 1;
-    c.cpu.has_stack = has_stack;
-    c.cpu.stack_share = share;
-    c.cpu.stack_migrate_ms = NEVER;
-    c.cpu.stack_pull_ms = NEVER;
+    pair_fixture(&c, 1, has_stack, share);
     rep_stats rs;
     rep1(&c, &rs);
     hist_is("sojourn", &rs.stage[0].sojourn, 20, sum, lo, hi);
@@ -249,15 +254,7 @@ static void aligned_pair(int has_stack, double share, double sum, double lo, dou
 static void pair_figures(int has_stack, double share, double two_same)
 {
     scenario_cfg c;
-    kit_base(&c, "stack", 3, 1, 0, 0.0, 10.0, 2);
-    periodic(&c, 2, 1.0);
-    on_workers(&c, 0, "decode", 2, 10.0);
-    c.cpu.cores = 2;
-    c.cpu.stage_mask = 1;
-    c.cpu.has_stack = has_stack;
-    c.cpu.stack_share = share;
-    c.cpu.stack_migrate_ms = NEVER;
-    c.cpu.stack_pull_ms = NEVER;
+    pair_fixture(&c, 2, has_stack, share);
     run_result r;
     run(&c, 2, &r);
     near("two jobs' share of the busy time", r.cpu_two.mean, 1, EXACT);

@@ -625,6 +625,20 @@ static int cmd_scenario(opts *o, char *err, size_t n)
     return rc;
 }
 
+/* A calibration's text on stdout, and with --out in that file, written
+ * atomically (sim/out.h). */
+static int print_and_save(const opts *o, const char *text, char *err, size_t n)
+{
+    fputs(text, stdout);
+    if (!o->out)
+        return 0;
+    out_file f;
+    if (out_open(&f, o->out, err, n))
+        return -1;
+    fputs(text, f.f);
+    return out_commit(&f, err, n);
+}
+
 /* One line of mixcal's table: the mix's mean, p50, p95; the same op back to
  * back in the same rounds (ref) and mix / ref; and, when there is one, the
  * mean of the back-to-back calibration file at the same shape (iso <= 0: none)
@@ -667,14 +681,7 @@ static int cmd_corecal(opts *o, char *err, size_t n)
     for (int k = 0; k < r.threads; k++)
         len += snprintf(text + len, sizeof text - (size_t)len, "%s%.4f", k ? ", " : "", r.speedup[k]);
     snprintf(text + len, sizeof text - (size_t)len, "]\n");
-    fputs(text, stdout);
-    if (!o->out)
-        return 0;
-    out_file f;
-    if (out_open(&f, o->out, err, n))
-        return -1;
-    fputs(text, f.f);
-    return out_commit(&f, err, n);
+    return print_and_save(o, text, err, n);
 }
 
 /* The driftcal file: a comment with the series' figures, units_per_s and
@@ -720,16 +727,7 @@ static int cmd_driftcal(opts *o, char *err, size_t n)
         snprintf(err, n, "out of memory");
         goto done;
     }
-    fputs(text, stdout);
-    rc = 0;
-    if (o->out) {
-        out_file f;
-        rc = out_open(&f, o->out, err, n);
-        if (!rc) {
-            fputs(text, f.f);
-            rc = out_commit(&f, err, n);
-        }
-    }
+    rc = print_and_save(o, text, err, n);
 done:
     free(text);
     rp_drift_free(&r);
@@ -786,16 +784,7 @@ static int cmd_stackcal(opts *o, char *err, size_t n)
         snprintf(err, n, "out of memory");
         return -1;
     }
-    fputs(text, stdout);
-    int rc = 0;
-    if (o->out) {
-        out_file f;
-        rc = out_open(&f, o->out, err, n);
-        if (!rc) {
-            fputs(text, f.f);
-            rc = out_commit(&f, err, n);
-        }
-    }
+    int rc = print_and_save(o, text, err, n);
     free(text);
     return rc;
 }

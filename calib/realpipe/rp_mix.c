@@ -15,18 +15,12 @@
 
 #include "calib/calfile.h"
 #include "calib/decode_time.h"
+#include "calib/realpipe/rp_clock.h"
 #include "calib/realpipe/rp_ops.h"
 #include "calib/realpipe/rp_vec.h"
 #include "sim/out.h"
 
 #define WARM_ROUNDS 2
-
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec * 1e-6;
-}
 
 /* ---- sample lists (rp_vec.h) ------------------------------------------------------ */
 
@@ -83,9 +77,9 @@ static void *helper_main(void *arg)
             pthread_cond_wait(&h->cv, &h->mu);
         if (h->stop)
             break;
-        double t0 = now_ms();
+        double t0 = rp_now_ms();
         rp_ops_decode(h->ops, h->s, h->seq, h->pix);
-        h->ms = now_ms() - t0;
+        h->ms = rp_now_ms() - t0;
         h->job = 0;
         pthread_cond_broadcast(&h->cv);
     }
@@ -204,9 +198,9 @@ static int decode_until(mix_t *m, int b, int timed)
         if (core > 0) {
             ms = helper_decode(&m->helper[core - 1], s, seq, pix);
         } else {
-            double t0 = now_ms();
+            double t0 = rp_now_ms();
             rp_ops_decode(&m->ops, s, seq, pix);
-            ms = now_ms() - t0;
+            ms = rp_now_ms() - t0;
         }
         if (timed && rp_vec_push(seq % p->gop == 0 ? &m->dec_i : &m->dec_p, ms))
             return -1;
@@ -219,15 +213,15 @@ static int cycle(mix_t *m, int b, int q, int timed)
 {
     if (decode_until(m, b, timed))
         return -1;
-    double t0 = now_ms();
+    double t0 = rp_now_ms();
     rp_ops_encode(&m->ops, b, m->bpix, m->btok);
-    double t1 = now_ms();
+    double t1 = rp_now_ms();
     rp_ops_reduce(&m->ops, b, m->btok, m->bred);
-    double t2 = now_ms();
+    double t2 = rp_now_ms();
     rp_ops_prefill(&m->ops, b, m->bred);
-    double t3 = now_ms();
+    double t3 = rp_now_ms();
     rp_ops_decode_step(&m->ops, q);
-    double t4 = now_ms();
+    double t4 = rp_now_ms();
     if (!timed)
         return 0;
     return rp_vec_push(&m->enc[b - 1], t1 - t0) || rp_vec_push(&m->redu[b - 1], t2 - t1)
@@ -241,29 +235,29 @@ static int reference(mix_t *m, int b, int q, int timed)
     const rp_params *p = m->p;
     for (int j = 0; j < 2 * b; j++) {
         long seq = m->ref_seq++;
-        double t0 = now_ms();
+        double t0 = rp_now_ms();
         rp_ops_decode(&m->ops, p->streams, seq, m->pix + (size_t)p->max_batch * RP_PIX_FLOATS);
-        double ms = now_ms() - t0;
+        double ms = rp_now_ms() - t0;
         if (timed && j > 0 && rp_vec_push(seq % p->gop == 0 ? &m->r_dec_i : &m->r_dec_p, ms))
             return -1;
     }
     double t[9];
-    t[0] = now_ms();
+    t[0] = rp_now_ms();
     for (int k = 0; k < 2; k++) {
         rp_ops_encode(&m->ops, b, m->bpix, m->btok);
-        t[1 + k] = now_ms();
+        t[1 + k] = rp_now_ms();
     }
     for (int k = 0; k < 2; k++) {
         rp_ops_reduce(&m->ops, b, m->btok, m->bred);
-        t[3 + k] = now_ms();
+        t[3 + k] = rp_now_ms();
     }
     for (int k = 0; k < 2; k++) {
         rp_ops_prefill(&m->ops, b, m->bred);
-        t[5 + k] = now_ms();
+        t[5 + k] = rp_now_ms();
     }
     for (int k = 0; k < 2; k++) {
         rp_ops_decode_step(&m->ops, q);
-        t[7 + k] = now_ms();
+        t[7 + k] = rp_now_ms();
     }
     if (!timed)
         return 0;
@@ -316,7 +310,7 @@ int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size
     for (int round = 0; round < WARM_ROUNDS + rounds; round++) {
         int timed = round >= WARM_ROUNDS;
         if (round == WARM_ROUNDS)
-            t_start = now_ms();
+            t_start = rp_now_ms();
         /* every batch size once per round, starting one further each round */
         for (int i = 0; i < p->max_batch; i++) {
             int b = 1 + (i + round) % p->max_batch;
@@ -331,7 +325,7 @@ int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size
                 goto out;
             }
     }
-    r->seconds = (now_ms() - t_start) / 1e3;
+    r->seconds = (rp_now_ms() - t_start) / 1e3;
     r->max_batch = p->max_batch;
     r->decode_cores = m.ncores;
     r->clip_bytes = rp_ops_clip_bytes(clip);

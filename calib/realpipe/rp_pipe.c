@@ -19,12 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <sys/resource.h>
 #include <time.h>
 
 #include <gsl/gsl_randist.h>
 #include <gsl/gsl_rng.h>
+#include "calib/realpipe/rp_clock.h"
 #include "calib/realpipe/rp_ops.h"
 
 #define POOL_SLOTS 1024          /* frames holding pixels or tokens at once */
@@ -180,17 +180,12 @@ static void push_bounded(ctx_t *c, ring *q, int s, long capacity, int drop_oldes
     ring_push(q, i);
 }
 
-static void quiet_thread(void)
-{
-    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);   /* timed waits wake on time, not 50 us late */
-}
-
 /* ---- the source ------------------------------------------------------------- */
 
 static void *source_main(void *arg)
 {
     ctx_t *c = arg;
-    quiet_thread();
+    rp_quiet_thread();
     for (int i = 0; i < c->nframes && !atomic_load(&c->stop); i++) {
         int64_t at = c->release[i];
         struct timespec ts = abs_ts(c->t0 + at);
@@ -212,7 +207,7 @@ static void *source_main(void *arg)
 static void *decode_main(void *arg)
 {
     ctx_t *c = arg;
-    quiet_thread();
+    rp_quiet_thread();
     for (;;) {
         pthread_mutex_lock(&c->dq_mu);
         while (c->dq.n == 0 && !atomic_load(&c->stop))
@@ -254,7 +249,7 @@ static void *decode_main(void *arg)
 static void *sample_main(void *arg)
 {
     ctx_t *c = arg;
-    quiet_thread();
+    rp_quiet_thread();
     for (;;) {
         pthread_mutex_lock(&c->sq_mu);
         while (c->sq.n == 0 && !atomic_load(&c->stop))
@@ -345,7 +340,7 @@ static void to_response(ctx_t *c, int q, int64_t t)
 static void *executor_main(void *arg)
 {
     ctx_t *c = arg;
-    quiet_thread();
+    rp_quiet_thread();
     const rp_params *p = c->p;
     pthread_mutex_lock(&c->xq_mu);
     for (;;) {
@@ -437,7 +432,7 @@ static void *executor_main(void *arg)
 static void *query_main(void *arg)
 {
     ctx_t *c = arg;
-    quiet_thread();
+    rp_quiet_thread();
     for (int q = 0; q < c->nq_used && !atomic_load(&c->stop); q++) {
         int64_t at = c->rec->q_arrive[q];
         struct timespec ts = abs_ts(c->t0 + at);
@@ -455,7 +450,7 @@ static void *query_main(void *arg)
 static void *response_main(void *arg)
 {
     ctx_t *c = arg;
-    quiet_thread();
+    rp_quiet_thread();
     for (;;) {
         pthread_mutex_lock(&c->rq_mu);
         while (c->rq.n == 0 && !atomic_load(&c->stop))

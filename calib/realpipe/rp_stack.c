@@ -10,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/prctl.h>
 #include <time.h>
 
 #include <gsl/gsl_randist.h>
@@ -19,6 +18,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "calib/cpu.h"
+#include "calib/realpipe/rp_clock.h"
 #include "calib/realpipe/rp_ops.h"
 
 /* ---- the figures ---------------------------------------------------------- */
@@ -83,10 +83,8 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
     for (size_t k = 0; k < ne; k++) {
         if (k > 0) {
             double dt = e[k].t - e[k - 1].t;
-            if (spell >= 0) {
-                s->exposure_ms += dt;
+            if (spell >= 0)
                 s->spell_ms[spell] += dt;
-            }
             if (total == 2) {
                 s->two_ms += dt;
                 if (most == 2)
@@ -101,12 +99,10 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
                     s->stacked++;
             }
         } else if (v->type == EV_MOVE) {
-            if (spell >= 0 && on[v->from] >= 2 && on[v->to] == 0) {
-                s->moves++;
+            if (spell >= 0 && on[v->from] >= 2 && on[v->to] == 0)
                 s->spell_moves[spell]++;
-            } else {
+            else
                 s->other_moves++;
-            }
         }
         if (v->from >= 0)
             on[v->from]--;
@@ -128,6 +124,8 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
     }
     free(e);
     s->share = s->chances ? (double)s->stacked / (double)s->chances : 0;
+    s->exposure_ms = s->spell_ms[0] + s->spell_ms[1];
+    s->moves = s->spell_moves[0] + s->spell_moves[1];
     if (s->moves > 0)
         s->migrate_ms = s->exposure_ms / (double)s->moves;
     for (int k = 0; k < 2; k++)
@@ -155,28 +153,6 @@ typedef struct {
     int keep_every;
 } shared;
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
-
-static void sleep_until(double ms)
-{
-    struct timespec ts = {(time_t)(ms / 1e3), 0};
-    ts.tv_nsec = (long)((ms - 1e3 * (double)ts.tv_sec) * 1e6);
-    if (ts.tv_nsec >= 1000000000L)
-        ts.tv_nsec = 999999999L;
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
-        ;
-}
-
-static void quiet_thread(void)
-{
-    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-}
-
 /* The busy work's start and end go through these, so that the compiler
  * can neither fold the loop (from a known start) nor drop it. */
 static volatile double seed = 0.5, sink;
@@ -192,7 +168,7 @@ static double unit(double x)
 /* An op of `units` of busy work, its CPU read after every unit. */
 static double busy_op(long units, rp_stack_op *o, double x)
 {
-    o->t0 = now_ms();
+    o->t0 = rp_now_ms();
     int cpu = sched_getcpu();
     o->seg[0].t = o->t0;
     o->seg[0].cpu = cpu;
@@ -202,14 +178,14 @@ static double busy_op(long units, rp_stack_op *o, double x)
         int c = sched_getcpu();
         if (c != cpu) {
             if (o->nseg < RP_STACK_MAX_SEG) {
-                o->seg[o->nseg].t = now_ms();
+                o->seg[o->nseg].t = rp_now_ms();
                 o->seg[o->nseg].cpu = c;
             }
             o->nseg++;
             cpu = c;
         }
     }
-    o->t1 = now_ms();
+    o->t1 = rp_now_ms();
     if (o->nseg > RP_STACK_MAX_SEG)
         o->nseg = RP_STACK_MAX_SEG;
     return x;
@@ -246,12 +222,11 @@ static void q_stop(queue *q)
     pthread_mutex_unlock(&q->mu);
 }
 
-
 static void *decode_main(void *arg)
 {
     shared *sh = arg;
     double x = seed;
-    quiet_thread();
+    rp_quiet_thread();
     int slept;
     for (long i; (i = q_pop(&sh->dq, &slept)) >= 0;) {
         sh->op[2 * i].load = sh->load[i];
@@ -266,7 +241,7 @@ static void *decode_main(void *arg)
 static void *sample_main(void *arg)
 {
     shared *sh = arg;
-    quiet_thread();
+    rp_quiet_thread();
     int slept;
     for (long i; (i = q_pop(&sh->sq, &slept)) >= 0;)
         if (i % sh->keep_every == 0)
@@ -278,7 +253,7 @@ static void *execute_main(void *arg)
 {
     shared *sh = arg;
     double x = seed;
-    quiet_thread();
+    rp_quiet_thread();
     int slept;
     for (long i; (i = q_pop(&sh->xq, &slept)) >= 0;) {
         rp_stack_op *o = &sh->op[2 * i + 1];
@@ -298,8 +273,8 @@ static double units_per_ms(void)
     double r[7], x = seed;
     for (int k = 0; k < 7; k++) {
         long u = 0;
-        double a = now_ms(), b;
-        while ((b = now_ms()) - a < 20) {
+        double a = rp_now_ms(), b;
+        while ((b = rp_now_ms()) - a < 20) {
             for (int j = 0; j < 50; j++)
                 x = unit(x);
             u += 50;
@@ -317,10 +292,10 @@ static void op_times(rp_solo *s, double *decode_ms, double *chain_ms)
     for (int chain = 0; chain < 2; chain++) {
         for (int i = 0; i < 10; i++)
             chain ? rp_solo_chain(s) : rp_solo_decode(s, 1);
-        double a = now_ms();
+        double a = rp_now_ms();
         for (int i = 0; i < 30; i++)
             chain ? rp_solo_chain(s) : rp_solo_decode(s, 1);
-        *(chain ? chain_ms : decode_ms) = (now_ms() - a) / 30;
+        *(chain ? chain_ms : decode_ms) = (rp_now_ms() - a) / 30;
     }
 }
 
@@ -397,8 +372,8 @@ int rp_stack_run(const rp_params *p, double seconds, rp_stack_result *r, char *e
             goto out;
         }
     }
-    quiet_thread();                    /* the releaser, as the pipeline's camera thread */
-    double t = now_ms() + 50;
+    rp_quiet_thread();                    /* the releaser, as the pipeline's camera thread */
+    double t = rp_now_ms() + 50;
     long nf = 0;
     for (int l = 0; l < RP_STACK_NLOADS; l++) {
         double gap = frame_ms / (loads[l] * p->cores), end = t + seconds * 1e3;
@@ -406,7 +381,7 @@ int rp_stack_run(const rp_params *p, double seconds, rp_stack_result *r, char *e
             t += gsl_ran_exponential(rng, gap);
             if (t >= end)
                 break;
-            sleep_until(t);
+            rp_sleep_until(t);
             sh.load[nf] = l;
             q_push(&sh.dq, nf++);
         }

@@ -61,8 +61,8 @@ typedef struct {
      * began: [0] a woken op started on the busy CPU (the balancer must find
      * the idle CPU), [1] a CPU's last op ended or moved away while another
      * held two (the newly idle CPU can pull at once). */
-    double exposure_ms, spell_ms[2];
-    long moves, spell_moves[2];
+    double spell_ms[2], exposure_ms;     /* exposure_ms: both kinds */
+    long spell_moves[2], moves;          /* moves: both kinds */
     long other_moves;              /* the ops' other CPU changes */
     double migrate_ms;             /* exposure_ms / moves (-1: no move seen) */
     double spell_wait_ms[2];       /* spell_ms / spell_moves (-1: no move seen) */

@@ -5,7 +5,6 @@
 
 #include <math.h>
 #include <pthread.h>
-#include <sys/prctl.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +17,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "calib/cpu.h"
+#include "calib/realpipe/rp_clock.h"
 #include "calib/realpipe/rp_edges.h"
 #include "calib/realpipe/rp_ops.h"
 
@@ -37,23 +37,6 @@ struct shared {
     bool stop;
 };
 
-static double now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
-
-static void sleep_until(double ms)
-{
-    struct timespec ts = {(time_t)(ms / 1e3), 0};
-    ts.tv_nsec = (long)((ms - 1e3 * (double)ts.tv_sec) * 1e6);
-    if (ts.tv_nsec >= 1000000000L)
-        ts.tv_nsec = 999999999L;
-    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) != 0)
-        ;
-}
-
 /* One job on w's own stream and kernels: the stream's next frame (an
  * I-frame one time in gop, as the pipeline's decoders meet them), or the
  * chain at batch 1. */
@@ -65,17 +48,11 @@ static void do_job(worker *w, int chain)
         rp_solo_decode(&w->solo, 1);
 }
 
-/* As the pipeline's threads (rp_pipe.c): timed waits wake on time, not 50 us late. */
-static void quiet_thread(void)
-{
-    prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
-}
-
 static void *worker_main(void *arg)
 {
     worker *w = arg;
     shared *sh = w->sh;
-    quiet_thread();
+    rp_quiet_thread();
     for (;;) {
         pthread_mutex_lock(&sh->mu);
         while (!sh->stop && sh->head == sh->tail) {
@@ -89,9 +66,9 @@ static void *worker_main(void *arg)
         }
         rp_wake_job *j = &sh->jobs[sh->head++];
         pthread_mutex_unlock(&sh->mu);
-        j->t0 = now_ms();
+        j->t0 = rp_now_ms();
         do_job(w, j->chain);
-        j->t1 = now_ms();
+        j->t1 = rp_now_ms();
     }
 }
 
@@ -103,10 +80,10 @@ static double job_ms(worker *w, int keep_every)
     for (int chain = 0; chain < 2; chain++) {
         for (int i = 0; i < 10; i++)
             do_job(w, chain);
-        double a = now_ms();
+        double a = rp_now_ms();
         for (int i = 0; i < 30; i++)
             do_job(w, chain);
-        t[chain] = (now_ms() - a) / 30;
+        t[chain] = (rp_now_ms() - a) / 30;
     }
     return (keep_every * t[0] + t[1]) / (keep_every + 1);
 }
@@ -119,7 +96,7 @@ static void release(shared *sh, double due, int chain, int load)
     j->due = due;
     j->chain = chain;
     j->load = load;
-    j->tq = now_ms();
+    j->tq = rp_now_ms();
     j->asleep = sh->asleep >= sh->tail - sh->head + 1;   /* one asleep for each queued, this one too */
     sh->tail++;
     pthread_cond_signal(&sh->cv);
@@ -321,8 +298,8 @@ int rp_wake_run(const rp_params *p, double seconds, rp_wake_result *r, char *err
             snprintf(err, errlen, "cannot start wakecal's threads");
             goto out;
         }
-    quiet_thread();                    /* the releaser, as the pipeline's camera thread */
-    double t = now_ms() + 50;          /* the workers are asleep by then */
+    rp_quiet_thread();                    /* the releaser, as the pipeline's camera thread */
+    double t = rp_now_ms() + 50;          /* the workers are asleep by then */
     for (int l = 0; l < RP_WAKE_NLOADS; l++) {
         double gap = r->job_ms / (loads[l] * p->cores), end = t + seconds * 1e3;
         while (sh.tail < cap) {
@@ -330,7 +307,7 @@ int rp_wake_run(const rp_params *p, double seconds, rp_wake_result *r, char *err
             if (t >= end)
                 break;
             int chain = gsl_rng_uniform(rng) * (p->keep_every + 1) < 1.0;
-            sleep_until(t);            /* late: at once, as the pipeline's camera thread */
+            rp_sleep_until(t);            /* late: at once, as the pipeline's camera thread */
             release(&sh, t, chain, l);
         }
         t = end;

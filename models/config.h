@@ -243,6 +243,9 @@ typedef struct {
                                 once a start stacked */
     double stack_pull_ms;    /* >= 0: the same once a core emptied beside a shared one
                                 (default migrate_ms) */
+    double stack_switch_ms;  /* 0: the jobs on one core share it evenly; > 0: they take turns,
+                                a placed job preempting, the core turning to the longest
+                                waiting after an exponential wait of this mean */
 } cpu_cfg;
 
 /* How late a timed wait on the cores wakes: timer_ms, or wake_ms when not given. */

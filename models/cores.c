@@ -29,6 +29,9 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->move_due = 0;
     c->freed_t = -1;
     c->freed_core = -1;
+    c->switch_ms = 0;
+    c->sgen = NULL;
+    c->turn_due = NULL;
     c->busy_ms = c->two_ms = c->two_same_ms = 0;
     c->job = malloc((size_t)c->cap * sizeof *c->job);
     return c->job ? 0 : -1;
@@ -38,8 +41,12 @@ void cores_free(cores_t *c)
 {
     free(c->job);
     free(c->on);
+    free(c->sgen);
+    free(c->turn_due);
     c->job = NULL;
     c->on = NULL;
+    c->sgen = NULL;
+    c->turn_due = NULL;
     c->place_rng = NULL;
     c->n = c->cap = 0;
 }
@@ -64,6 +71,20 @@ int cores_set_stack(cores_t *c, double share, double migrate_ms, double pull_ms,
     return 0;
 }
 
+int cores_set_turns(cores_t *c, double switch_ms)
+{
+    if (!c->on || !(switch_ms > 0))
+        return -1;
+    free(c->sgen);
+    free(c->turn_due);
+    c->sgen = calloc((size_t)c->cores, sizeof *c->sgen);
+    c->turn_due = calloc((size_t)c->cores, sizeof *c->turn_due);
+    if (!c->sgen || !c->turn_due)
+        return -1;
+    c->switch_ms = switch_ms;
+    return 0;
+}
+
 /* Placement on: the total speed's efficiency with n busy, speedup(n) /
  * min(n, k) (1 without a table), so that n <= k jobs on n cores run as the
  * pooled sharing runs them. */
@@ -80,6 +101,8 @@ static double cores_job_rate(const cores_t *c, int j)
 {
     if (!c->place_rng)
         return cores_rate(c);
+    if (c->switch_ms > 0)              /* turns: the running job has the whole core */
+        return c->job[j].running ? c->speed * efficiency(c) : 0;
     return c->speed * efficiency(c) / c->on[c->job[j].core];
 }
 
@@ -167,20 +190,78 @@ static int place(cores_t *c)
     return idle;
 }
 
+/* Turns on: core k's running job (-1: none), and the job on it that has
+ * waited longest, other than `not` (the earliest start on a tie; -1: none). */
+static int running_on(const cores_t *c, int k)
+{
+    for (int j = 0; j < c->n; j++)
+        if (c->job[j].core == k && c->job[j].running)
+            return j;
+    return -1;
+}
+
+static int longest_waiting(const cores_t *c, int k, int not)
+{
+    int best = -1;
+    for (int j = 0; j < c->n; j++)
+        if (c->job[j].core == k && j != not && !c->job[j].running
+            && (best < 0 || c->job[j].since < c->job[best].since))
+            best = j;
+    return best;
+}
+
+/* Turns on: job j takes its core at now from whoever had it. */
+static void take_core(cores_t *c, int j, double now)
+{
+    int r = running_on(c, c->job[j].core);
+    if (r >= 0) {
+        c->job[r].running = 0;
+        c->job[r].since = now;
+    }
+    c->job[j].running = 1;
+    c->job[j].since = now;
+}
+
+/* Turns on: a turn is due on every core holding two or more jobs; schedule
+ * one (an exponential wait) on entering that state and forget it on
+ * leaving (a later generation). The event's payload names the core. */
+static int check_turns(cores_t *c, ev_queue *q, double now)
+{
+    for (int k = 0; k < c->cores; k++) {
+        int due = c->on[k] >= 2;
+        if (due && !c->turn_due[k]) {
+            c->turn_due[k] = 1;
+            c->sgen[k]++;
+            double wait = c->switch_ms * rng_exp(c->place_rng);
+            if (ev_push(q, now + wait, c->tick_kind, 2, c->sgen[k] * (uint64_t)c->cores + (uint64_t)k))
+                return -1;
+        } else if (!due && c->turn_due[k]) {
+            c->turn_due[k] = 0;
+            c->sgen[k]++;              /* the pending turn is void */
+        }
+    }
+    return 0;
+}
+
 /* One tick for the earliest completion under the new rate. */
 static int reschedule(cores_t *c, ev_queue *q, double now)
 {
     c->gen++;
+    if (c->place_rng && c->switch_ms > 0 && check_turns(c, q, now) != 0)
+        return -1;
     if (c->n == 0)
         return c->place_rng ? check_move(c, q, now) : 0;
     if (c->place_rng) {
         double first = -1;
         for (int j = 0; j < c->n; j++) {
-            double t = (c->job[j].left > 0 ? c->job[j].left : 0) / cores_job_rate(c, j);
+            double rate = cores_job_rate(c, j);
+            if (!(rate > 0))
+                continue;              /* turns: waiting for its core */
+            double t = (c->job[j].left > 0 ? c->job[j].left : 0) / rate;
             if (first < 0 || t < first)
                 first = t;
         }
-        if (ev_push(q, now + first, c->tick_kind, 0, c->gen) != 0)
+        if (first >= 0 && ev_push(q, now + first, c->tick_kind, 0, c->gen) != 0)
             return -1;
         return check_move(c, q, now);
     }
@@ -221,7 +302,9 @@ int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t 
         core = on_core >= 0 && on_core < c->cores ? on_core : place(c);
         c->on[core]++;
     }
-    c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0, core};
+    c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0, core, 0, now};
+    if (c->place_rng && c->switch_ms > 0)
+        take_core(c, c->n - 1, now);   /* a placed job preempts the one running there */
     c->by_start = 1;
     return reschedule(c, q, now);
 }
@@ -246,6 +329,10 @@ int cores_tick(cores_t *c, ev_queue *q, double now, uint64_t gen)
         }
     }
     c->n = k;
+    if (c->place_rng && c->switch_ms > 0)
+        for (int core = 0; core < c->cores; core++)
+            if (c->on[core] > 0 && running_on(c, core) < 0)
+                take_core(c, longest_waiting(c, core, -1), now);   /* its running job ended */
     c->by_start = 0;
     return reschedule(c, q, now);
 }
@@ -261,10 +348,12 @@ static int cores_move(cores_t *c, ev_queue *q, double now, uint64_t gen)
     int from = most_loaded(c), to = first_free(c);
     if (to >= 0 && c->on[from] >= 2)
         for (int j = c->n - 1; j >= 0; j--)
-            if (c->job[j].core == from) {
+            if (c->job[j].core == from && !c->job[j].running) {   /* turns: a waiting one */
                 c->job[j].core = to;
                 c->on[from]--;
                 c->on[to]++;
+                if (c->switch_ms > 0)
+                    take_core(c, j, now);
                 break;
             }
     c->by_start = 0;
@@ -282,8 +371,25 @@ void cores_close(cores_t *c, double now)
     advance(c, now);
 }
 
+/* Turns on: core k turns from its running job to the one that has waited
+ * longest, if it still holds two or more. */
+static int cores_turn(cores_t *c, ev_queue *q, double now, uint64_t b)
+{
+    int k = (int)(b % (uint64_t)c->cores);
+    if (!c->turn_due || b / (uint64_t)c->cores != c->sgen[k] || !c->turn_due[k])
+        return 0;                      /* the core has held one job or none since */
+    c->turn_due[k] = 0;
+    advance(c, now);
+    int next = longest_waiting(c, k, running_on(c, k));
+    if (next >= 0)
+        take_core(c, next, now);
+    return reschedule(c, q, now);
+}
+
 int cores_event(cores_t *c, ev_queue *q, double now, uint32_t a, uint64_t b)
 {
+    if (a == 2)
+        return cores_turn(c, q, now, b);
     return a == 1 ? cores_move(c, q, now, b) : cores_tick(c, q, now, b);
 }
 

@@ -31,6 +31,17 @@
  * job of the most loaded core goes to the first free core. `vlrealpipe stackcal` measures both
  * figures apart from the pipeline.
  *
+ * Turns (cores_set_turns; off unless called). Without them the jobs on one
+ * core share it evenly. A real scheduler runs one at a time: a job placed
+ * on a busy core takes it at once (a woken thread preempts the one
+ * running, as Linux's does for a thread that slept), and the core turns to
+ * the job that has waited longest after an exponential wait of mean
+ * switch_ms (the scheduler's slice ends at a tick or at another thread's
+ * wake-up, which come at times a job cannot see). A move takes a waiting
+ * job, never the running one. switch_ms -> 0 is the even sharing again;
+ * switch_ms -> infinity runs the latest job through. stackcal measures it
+ * too.
+ *
  * The module knows nothing of stages or items and never prints; cost per
  * change is O(jobs running + cores). */
 #ifndef VL_CORES_H
@@ -45,6 +56,8 @@ typedef struct {
     uint64_t b;
     double left;           /* work still to do, ms at full speed */
     int core;              /* placement on: the core it sits on */
+    int running;           /* turns on: it has its core now */
+    double since;          /* turns on: when it last got or lost its core */
 } cores_job;
 
 typedef struct {
@@ -68,6 +81,10 @@ typedef struct {
     int move_due;          /* a move event is pending */
     double freed_t;        /* when a job last ended, and the core it left */
     int freed_core;
+    /* turns (cores_set_turns); switch_ms 0: the jobs on a core share it */
+    double switch_ms;      /* > 0: mean wait before a shared core turns to another job */
+    uint64_t *sgen;        /* [cores]: the generation of each core's one live turn event */
+    int *turn_due;         /* [cores]: a turn event is pending */
     /* since cores_reset_stats (to cores_close): time with any job running,
      * with exactly two, and with those two on one core (placement on) */
     double busy_ms, two_ms, two_same_ms;
@@ -94,12 +111,17 @@ int cores_freed_core(const cores_t *c, double now);
  * of memory. */
 int cores_tick(cores_t *c, ev_queue *q, double now, uint64_t gen);
 /* Handle any event of tick_kind: payload a 0 is a tick, 1 a move (placement
- * on). 0, or -1 when out of memory. */
+ * on), 2 a turn (turns on). 0, or -1 when out of memory. */
 int cores_event(cores_t *c, ev_queue *q, double now, uint32_t a, uint64_t b);
 /* Turn placement on (before the first job): share in [0, 1], migrate_ms
  * and pull_ms >= 0, r the stream its choices and waits are drawn from
  * (kept, not owned). 0, or -1 when out of memory. */
 int cores_set_stack(cores_t *c, double share, double migrate_ms, double pull_ms, gsl_rng *r);
+/* Turns on (after cores_set_stack, before the first job): the jobs on one
+ * core run one at a time, the core turning after an exponential wait of
+ * mean switch_ms (> 0) drawn from the placement stream. 0, or -1 when out
+ * of memory. */
+int cores_set_turns(cores_t *c, double switch_ms);
 /* From now on the cores run at `speed` (> 0) times their rate: the work
  * done so far at the old speed is kept. 0, or -1 when out of memory. */
 int cores_set_speed(cores_t *c, ev_queue *q, double now, double speed);

@@ -1002,7 +1002,9 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
     if (cfg->cpu.cores > 0 && cfg->cpu.has_stack     /* jobs placed on cores: their own draws */
         && (!(p->place_rng = rng_stream(cfg->seed, rep, STREAM_PLACE))
             || cores_set_stack(&p->cores, cfg->cpu.stack_share, cfg->cpu.stack_migrate_ms,
-                               cfg->cpu.stack_pull_ms, p->place_rng) != 0))
+                               cfg->cpu.stack_pull_ms, p->place_rng) != 0
+            || (cfg->cpu.stack_switch_ms > 0
+                && cores_set_turns(&p->cores, cfg->cpu.stack_switch_ms) != 0)))
         return -1;
     if (speed_setup(p, rep, t_end) != 0)
         return -1;

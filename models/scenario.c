@@ -2197,11 +2197,12 @@ static int read_speed(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     return 0;
 }
 
-/* cpu.stack: {share: S, migrate_ms: M, pull_ms: P (M)}, placement of jobs
- * on cores (vlrealpipe stackcal measures all three). */
+/* cpu.stack: {share: S, migrate_ms: M, pull_ms: P (M), switch_ms: W (0)},
+ * placement of jobs on cores and their turns on one (vlrealpipe stackcal
+ * measures all four). */
 static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 {
-    static const char *const keys[] = {"share", "migrate_ms", "pull_ms", NULL};
+    static const char *const keys[] = {"share", "migrate_ms", "pull_ms", "switch_ms", NULL};
     const char *path = "cpu.stack";
     const yaml_node_t *v;
     if (check_keys(ld, map, path, "a mapping such as {share: 0.1, migrate_ms: 8, pull_ms: 1.5}", keys))
@@ -2217,6 +2218,10 @@ static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     u->stack_pull_ms = u->stack_migrate_ms;
     if ((v = get(ld, map, "pull_ms"))
         && read_double(ld, v, "cpu.stack.pull_ms", NONNEGATIVE, &u->stack_pull_ms))
+        return -1;
+    u->stack_switch_ms = 0;
+    if ((v = get(ld, map, "switch_ms"))
+        && read_double(ld, v, "cpu.stack.switch_ms", NONNEGATIVE, &u->stack_switch_ms))
         return -1;
     u->has_stack = 1;
     return 0;

@@ -1174,6 +1174,48 @@ Test(realpipe, stack_summary_by_hand)
     close_to("step 1 on one CPU", s.two_same_ms, 2);
 }
 
+/* Who runs when two ops share a CPU, by hand (ms). A on CPU 0 over 0-10,
+ * off it over 2-5; B on CPU 0 over 2-4: beside A, which is off until 5,
+ * after B's end: B ran through (2 ms). C on CPU 1 over 0-20, moved to CPU 0
+ * at 13.5, off its CPU over 6-7 and 12-13.5. D on CPU 1 over 6-9: C back
+ * at 7 on CPU 1, before D's end: cut after 1 ms. E on CPU 1 over 12-14: C
+ * back at 13.5, but on CPU 0: lost to another CPU. F on CPU 0 over 15-16,
+ * beside C (there since 13.5), which shows no gap then. The turns' wait:
+ * (2 + 1 + 1.5) ms of first runs over the 1 turn seen, 4.5 ms. Of the
+ * gaps (5.5 ms), B had A's CPU over 2-4, D had C's over 6-7 and E over
+ * 12-13.5: only 4-5 was off with no op beside, 1 ms. The ops took 38 ms,
+ * 32.5 of them on a CPU. */
+Test(realpipe, stack_turns_by_hand)
+{
+    rp_stack_op op[6] = {stack_op(0, 10, 0, 0, 0, 0), stack_op(2, 4, 0, 0, 0, 0),
+                         stack_op(0, 20, 0, 1, 13.5, 0), stack_op(6, 9, 0, 1, 0, 0),
+                         stack_op(12, 14, 0, 1, 0, 0), stack_op(15, 16, 0, 0, 0, 0)};
+    op[0].ngap = 1;
+    op[0].gap[0].t0 = 2;
+    op[0].gap[0].t1 = 5;
+    op[2].ngap = 2;
+    op[2].gap[0].t0 = 6;
+    op[2].gap[0].t1 = 7;
+    op[2].gap[1].t0 = 12;
+    op[2].gap[1].t1 = 13.5;
+    rp_stack_sum s;
+    cr_assert_eq(rp_stack_summarize(op, 6, 2, -1, &s), 0);
+    cr_expect_eq(s.shared_starts, 4);
+    cr_expect_eq(s.through, 1);
+    close_to("ran through", s.through_ms, 2);
+    cr_expect_eq(s.cut, 1);
+    close_to("first run when cut", s.slice_ms, 1);
+    cr_expect_eq(s.moved_back, 1);
+    cr_expect_eq(s.no_gap, 1);
+    close_to("turns' exposure", s.turn_exposure_ms, 4.5);
+    close_to("switch_ms", s.switch_ms, 4.5);
+    close_to("op time", s.op_ms, 38);
+    close_to("on a CPU", s.on_cpu_ms, 32.5);
+    close_to("off with none beside", s.lone_gap_ms, 1);
+    close_to("first start to last end", s.span_ms, 20);
+    cr_expect_eq(s.chain_ops, 0);
+}
+
 /* stackcal on this machine, short: the figures are consistent (every
  * stacked start was a chance, the share is their ratio, the wait is the
  * exposure over the moves, no more time on one CPU than with two ops) and

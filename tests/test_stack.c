@@ -3,7 +3,8 @@
  *
  * Independent sources: every case is worked out by hand from the rule
  * "a job runs at 1 / (jobs on its core)"; the one random case (the wait for
- * a move, exponential of mean M) is checked against its closed-form mean. */
+ * a move, exponential of mean M; the wait for a turn, of mean W) is checked
+ * against its closed form. */
 #include "tests/kit.h"
 #include "models/cores.h"
 #include "models/scenario.h"
@@ -318,4 +319,136 @@ Test(stack, keys)
     cr_expect(strstr(err, "cpu.stack") && strstr(err, "did you mean 'migrate_ms'"), "%s", err);
     cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: 0.3}\n", &c, err, sizeof err));
     cr_expect(strstr(err, "cpu.stack"), "%s", err);
+}
+
+/* ---- turns (cpu.stack.switch_ms): the jobs on one core run one at a time */
+
+#define START 98                       /* a test event: start job a now */
+
+/* `cores` cores, placement with share and migrate_ms, turns of mean
+ * switch_ms; job j of work[j] starts at t0[j]. done[j]: its end, freed[j]:
+ * the core it left. */
+static void turns_run(int cores, double share, double migrate_ms, double switch_ms, int n,
+                      const double *t0, const double *work, double *done, int *freed, uint32_t rep)
+{
+    cores_t k;
+    ev_queue q;
+    gsl_rng *r = rng_stream(11, rep, 1);
+    cr_assert_not_null(r);
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, cores, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, share, migrate_ms, migrate_ms, r), 0);
+    cr_assert_eq(cores_set_turns(&k, switch_ms), 0);
+    for (int j = 0; j < n; j++)
+        cr_assert_eq(ev_push(&q, t0[j], START, (uint32_t)j, 0), 0);
+    ev_t e;
+    while (ev_pop(&q, &e) == 0) {
+        if (e.kind == TICK) {
+            cr_assert_eq(cores_event(&k, &q, e.t, e.a, e.b), 0);
+        } else if (e.kind == START) {
+            cr_assert_eq(cores_start(&k, &q, e.t, 7, e.a, 0, work[e.a]), 0);
+        } else {
+            done[e.a] = e.t;
+            if (freed)
+                freed[e.a] = cores_freed_core(&k, e.t);
+        }
+    }
+    cr_expect_eq(k.n, 0);
+    cores_free(&k);
+    ev_free(&q);
+    gsl_rng_free(r);
+}
+
+/* Turns need placement, and a mean wait > 0. */
+Test(stack, turns_need_placement)
+{
+    cores_t k;
+    cr_assert_eq(cores_init(&k, 2, NULL, 0, TICK), 0);
+    cr_expect_eq(cores_set_turns(&k, 1.0), -1);
+    gsl_rng *r = rng_stream(11, 0, 1);
+    cr_assert_eq(cores_set_stack(&k, 0, 1, 1, r), 0);
+    cr_expect_eq(cores_set_turns(&k, 0), -1);
+    cr_expect_eq(cores_set_turns(&k, 2.0), 0);
+    cores_free(&k);
+    gsl_rng_free(r);
+}
+
+/* Job A of 10 from t = 0, job B of 2 put beside it at t = 1 (share 1, no
+ * move, no turn). B takes the core at once and runs through: it ends at 3,
+ * A (9 left at 1) at 12. Sharing the core instead, B would end at 5. */
+Test(stack, turns_wakee_runs_first)
+{
+    double d[2];
+    turns_run(2, 1, NEVER, NEVER, 2, (const double[]){0, 1}, (const double[]){10, 2}, d, NULL, 0);
+    near("the newcomer runs through", d[1], 3, EXACT);
+    near("then the first", d[0], 12, EXACT);
+}
+
+/* One core, no turn: A of 10 at 0, B of 4 at 1, C of 1 at 2. Each
+ * newcomer preempts: B runs 1-2, C 2-3 (ends at 3). Then the job that has
+ * waited longest, A (off since 1, B only since 2), runs its 9 left: 3-12.
+ * B's 3 left: 12-15. */
+Test(stack, turns_longest_waiting_next)
+{
+    double d[3];
+    turns_run(1, 0, NEVER, NEVER, 3, (const double[]){0, 1, 2}, (const double[]){10, 4, 1}, d, NULL,
+              0);
+    near("C", d[2], 3, EXACT);
+    near("A, the longest waiting", d[0], 12, EXACT);
+    near("B last", d[1], 15, EXACT);
+}
+
+/* A move takes a waiting job, not the running one: A of 10 at 0 on core
+ * 0, B of 4 stacked beside it at 1 and running, an instant move (migrate_ms
+ * 0) takes A to core 1. B ends at 5 on core 0, A at 10 on core 1. */
+Test(stack, turns_move_takes_the_waiting_job)
+{
+    double d[2];
+    int f[2];
+    turns_run(2, 1, 0, NEVER, 2, (const double[]){0, 1}, (const double[]){10, 4}, d, f, 0);
+    near("B", d[1], 5, EXACT);
+    near("A, moved at 1", d[0], 10, EXACT);
+    cr_expect_eq(f[1], 0, "B ended on core %d", f[1]);
+    cr_expect_eq(f[0], 1, "A ended on core %d", f[0]);
+}
+
+/* The turn's wait is exponential of mean W: B (work w) put beside A runs
+ * through, ending at 1 + w, exactly when no turn comes within w:
+ * P = exp(-w / W). w = 2, W = 2: e^-1 = 0.3679; over 4000 replications
+ * its standard error is 0.0076. A turn that comes gives the core back to
+ * A, so B ends later. Every replication A and B together finish at 12
+ * (one core's work, 10 + 2, from 0). */
+Test(stack, turns_wait_is_exponential)
+{
+    int n = 4000, through = 0;
+    double d[2];
+    for (int r = 0; r < n; r++) {
+        turns_run(1, 0, NEVER, 2.0, 2, (const double[]){0, 1}, (const double[]){10, 2}, d, NULL,
+                  (uint32_t)r);
+        near("the core's work is done at 12", d[0] > d[1] ? d[0] : d[1], 12, 1e-9);
+        if (fabs(d[1] - 3) < 1e-9)
+            through++;
+        else
+            cr_expect(d[1] > 3, "B ended at %g", d[1]);
+    }
+    double p = (double)through / n, want = exp(-1.0), se = sqrt(want * (1 - want) / n);
+    cr_expect(fabs(p - want) < 4 * se, "ran through %.4f, want %.4f +- %.4f", p, want, 4 * se);
+}
+
+/* The loader: switch_ms is optional (0: sharing), >= 0, named by path. */
+Test(stack, turns_keys)
+{
+    scenario_cfg c;
+    char err[512];
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.25, migrate_ms: 3.5}}\n", &c, err,
+                            sizeof err), "%s", err);
+    near("switch_ms defaults to 0", c.cpu.stack_switch_ms, 0, EXACT);
+    cfg_free(&c);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.25, migrate_ms: 3.5, "
+                                 "switch_ms: 2.5}}\n", &c, err, sizeof err), "%s", err);
+    near("switch_ms", c.cpu.stack_switch_ms, 2.5, EXACT);
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, "
+                                     "switch_ms: -1}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.switch_ms") && strstr(err, ":5:"), "%s", err);
 }

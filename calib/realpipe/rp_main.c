@@ -316,8 +316,9 @@ static int read_drift_calib(const char *path, opts *o, char *err, size_t n)
     return 0;
 }
 
-/* The "stack: {share: S, migrate_ms: M, pull_ms: P}" line of a `vlrealpipe
- * stackcal --out` file: the scenario's cpu.stack. */
+/* The "stack: {share: S, migrate_ms: M, pull_ms: P, switch_ms: W}" line of
+ * a `vlrealpipe stackcal --out` file (W may be missing: 0, the jobs on a
+ * core share it): the scenario's cpu.stack. */
 static int read_stack_calib(const char *path, rp_params *p, char *err, size_t n)
 {
     FILE *f = open_read(path, err, n);
@@ -326,20 +327,28 @@ static int read_stack_calib(const char *path, rp_params *p, char *err, size_t n)
     char line[512];
     p->has_stack = 0;
     while (!p->has_stack && fgets(line, sizeof line, f)) {
-        double s, m, u;
+        double s, m, u, w = 0;
         char end;
-        if (sscanf(line, "stack: {share: %lf, migrate_ms: %lf, pull_ms: %lf%c", &s, &m, &u, &end) == 4
-            && end == '}' && s >= 0 && s <= 1 && m >= 0 && u >= 0) {
+        int got = sscanf(line, "stack: {share: %lf, migrate_ms: %lf, pull_ms: %lf, switch_ms: %lf%c",
+                         &s, &m, &u, &w, &end);
+        if (got != 5) {
+            w = 0;
+            got = sscanf(line, "stack: {share: %lf, migrate_ms: %lf, pull_ms: %lf%c", &s, &m, &u,
+                         &end) == 4 ? 5 : 0;
+        }
+        if (got == 5 && end == '}' && s >= 0 && s <= 1 && m >= 0 && u >= 0 && w >= 0) {
             p->stack_share = s;
             p->stack_migrate_ms = m;
             p->stack_pull_ms = u;
+            p->stack_switch_ms = w;
             p->has_stack = 1;
         }
     }
     fclose(f);
     if (!p->has_stack) {
-        snprintf(err, n, "%s: no \"stack: {share: S, migrate_ms: M, pull_ms: P}\" line with S in "
-                 "[0, 1] and M, P >= 0 (expected vlrealpipe stackcal --out output)", path);
+        snprintf(err, n, "%s: no \"stack: {share: S, migrate_ms: M, pull_ms: P[, switch_ms: W]}\" "
+                 "line with S in [0, 1] and M, P, W >= 0 (expected vlrealpipe stackcal --out output)",
+                 path);
         return -1;
     }
     return 0;
@@ -735,15 +744,27 @@ done:
 }
 
 /* One stackcal summary as a comment line. */
-static void stack_line(FILE *f, const char *what, const rp_stack_sum *s)
+static void stack_line(FILE *f, const char *what, const rp_stack_sum *s, const rp_stack_result *r)
 {
-    fprintf(f, "# %s: %ld ops; %ld woken for and started beside another with a CPU free, %ld of "
+    double alone = (double)(s->ops - s->chain_ops) * r->decode_ms + (double)s->chain_ops * r->chain_ms;
+    fprintf(f, "# %s: %ld ops (%.3f running on average, on a CPU %.3f x their time alone, off it "
+               "with no op beside them %.1f %% of their time: the machine ran them at %.3f of "
+               "their speed alone); %ld "
+               "woken for and started beside another with a CPU free, %ld of "
                "them on the busy CPU (share %.3f); a CPU free and another shared after a woken op "
                "stacked %.1f ms, %ld moves (mean wait %.3f ms), after a CPU emptied %.1f ms, %ld "
-               "moves (%.3f ms); %ld other moves; two ops %.1f ms, %.1f %% of it on one CPU\n",
-            what, s->ops, s->chances, s->stacked, s->share, s->spell_ms[0], s->spell_moves[0],
-            s->spell_wait_ms[0], s->spell_ms[1], s->spell_moves[1], s->spell_wait_ms[1],
-            s->other_moves, s->two_ms, s->two_ms > 0 ? 100 * s->two_same_ms / s->two_ms : 0);
+               "moves (%.3f ms); %ld other moves; two ops %.1f ms, %.1f %% of it on one CPU; "
+               "%ld starts beside one op: %ld ran through (%.3f ms), %ld were cut after %.3f ms, "
+               "%ld lost the other to another CPU, %ld without a gap (mean wait for a turn %.3f "
+               "ms)\n",
+            what, s->ops, s->span_ms > 0 ? s->op_ms / s->span_ms : 0,
+            alone > 0 ? s->on_cpu_ms / alone : 0, s->op_ms > 0 ? 100 * s->lone_gap_ms / s->op_ms : 0,
+            s->on_cpu_ms + s->lone_gap_ms > 0 ? alone / (s->on_cpu_ms + s->lone_gap_ms) : 0,
+            s->chances, s->stacked, s->share, s->spell_ms[0],
+            s->spell_moves[0], s->spell_wait_ms[0], s->spell_ms[1], s->spell_moves[1],
+            s->spell_wait_ms[1], s->other_moves, s->two_ms,
+            s->two_ms > 0 ? 100 * s->two_same_ms / s->two_ms : 0, s->shared_starts, s->through,
+            s->through_ms, s->cut, s->slice_ms, s->moved_back, s->no_gap, s->switch_ms);
 }
 
 /* The stackcal file: the figures by load as comments, and the stack line
@@ -770,15 +791,16 @@ static int cmd_stackcal(opts *o, char *err, size_t n)
     for (int l = 0; l < RP_STACK_NLOADS; l++) {
         char what[32];
         snprintf(what, sizeof what, "%.0f %%", 100 * r.load[l]);
-        stack_line(m, what, &r.at[l]);
+        stack_line(m, what, &r.at[l], &r);
     }
-    stack_line(m, "all", &r.all);
+    stack_line(m, "all", &r.all, &r);
     /* a spell kind with no move seen takes the pooled wait */
     double wait[2];
     for (int k = 0; k < 2; k++)
         wait[k] = r.all.spell_wait_ms[k] > 0 ? r.all.spell_wait_ms[k] : r.all.migrate_ms;
-    fprintf(m, "stack: {share: %.4f, migrate_ms: %.4f, pull_ms: %.4f}\n", r.all.share, wait[0],
-            wait[1]);
+    /* no turn seen: the jobs on a core share it (switch_ms 0) */
+    fprintf(m, "stack: {share: %.4f, migrate_ms: %.4f, pull_ms: %.4f, switch_ms: %.4f}\n",
+            r.all.share, wait[0], wait[1], r.all.switch_ms > 0 ? r.all.switch_ms : 0);
     if (fclose(m) != 0) {
         free(text);
         snprintf(err, n, "out of memory");

@@ -52,6 +52,7 @@ typedef struct {
                                   (the caller's string): the scenario's cpu.speed */
     int has_stack;             /* 1: jobs placed on cores (vlrealpipe stackcal): cpu.stack */
     double stack_share, stack_migrate_ms, stack_pull_ms;
+    double stack_switch_ms;    /* 0: the jobs on a core share it; > 0: they take turns */
 } rp_params;
 
 /* 8 streams at 30 FPS for 12 s (2 s warm-up), 640x360 GOP 30 (60-frame

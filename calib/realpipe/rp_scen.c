@@ -161,8 +161,8 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
     if (p->speed)                      /* how the machine's speed moved (rp_drift.h) */
         fprintf(f, "speed: %s, ", p->speed);
     if (p->has_stack)                  /* where a woken op lands (rp_stack.h) */
-        fprintf(f, "stack: {share: %.6g, migrate_ms: %.6g, pull_ms: %.6g}, ", p->stack_share,
-                p->stack_migrate_ms, p->stack_pull_ms);
+        fprintf(f, "stack: {share: %.6g, migrate_ms: %.6g, pull_ms: %.6g, switch_ms: %.6g}, ",
+                p->stack_share, p->stack_migrate_ms, p->stack_pull_ms, p->stack_switch_ms);
     for (int fam = 0; p->nwake_busy > 0 && fam < 2; fam++) {   /* by ops beside it (rp_wake.h) */
         fprintf(f, "%s: [", fam ? "timer_busy" : "wake_busy");
         for (int k = 0; k < p->nwake_busy; k++) {

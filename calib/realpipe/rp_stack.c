@@ -52,6 +52,135 @@ static int op_in(const rp_stack_op *o, int cpus, int load)
     return 1;
 }
 
+/* The CPU op o ran on at time t (t within it). */
+static int cpu_at(const rp_stack_op *o, double t)
+{
+    int m = o->nseg < RP_STACK_MAX_SEG ? o->nseg : RP_STACK_MAX_SEG, cpu = o->seg[0].cpu;
+    for (int k = 1; k < m && o->seg[k].t <= t; k++)
+        cpu = o->seg[k].cpu;
+    return cpu;
+}
+
+typedef struct {
+    double t0;
+    size_t op;
+} start_at;
+
+static int by_start(const void *a, const void *b)
+{
+    const start_at *x = a, *y = b;
+    if (x->t0 != y->t0)
+        return x->t0 < y->t0 ? -1 : 1;
+    return x->op < y->op ? -1 : x->op > y->op;
+}
+
+/* The part of gap g of op a (from its CPU then) during which another op of
+ * order[lo..hi) was on that CPU. Ops on one CPU are one at a time, so
+ * their parts add up. */
+static double covered(const rp_stack_op *op, const start_at *order, size_t lo, size_t hi,
+                      const rp_stack_op *a, int g)
+{
+    double t0 = a->gap[g].t0, t1 = a->gap[g].t1, sum = 0;
+    int cpu = cpu_at(a, t0);
+    for (size_t k = lo; k < hi; k++) {
+        const rp_stack_op *b = &op[order[k].op];
+        if (b == a || b->t1 <= t0 || b->t0 >= t1 || cpu_at(b, t0 > b->t0 ? t0 : b->t0) != cpu)
+            continue;
+        double x0 = b->t0 > t0 ? b->t0 : t0, x1 = b->t1 < t1 ? b->t1 : t1;
+        sum += x1 - x0;
+    }
+    return sum < t1 - t0 ? sum : t1 - t0;
+}
+
+/* rp_stack_sum's lone_gap_ms: each gap less the time another op had its
+ * CPU, over the ops in start order (an op that overlaps a gap started
+ * before the gap's end and at most the longest op's time before it). */
+static void lone_gaps(const rp_stack_op *op, const start_at *order, size_t m, rp_stack_sum *s)
+{
+    double longest = 0;
+    for (size_t k = 0; k < m; k++) {
+        const rp_stack_op *o = &op[order[k].op];
+        longest = o->t1 - o->t0 > longest ? o->t1 - o->t0 : longest;
+    }
+    size_t lo = 0, hi = 0;
+    for (size_t k = 0; k < m; k++) {
+        const rp_stack_op *a = &op[order[k].op];
+        while (lo < m && op[order[lo].op].t0 < a->t0 - longest)
+            lo++;
+        if (hi < k)
+            hi = k;
+        while (hi < m && op[order[hi].op].t0 < a->t1)
+            hi++;
+        for (int g = 0; g < a->ngap && g < RP_STACK_MAX_GAP; g++)
+            s->lone_gap_ms += a->gap[g].t1 - a->gap[g].t0 - covered(op, order, lo, hi, a, g);
+    }
+}
+
+/* Who runs when two ops share a CPU (rp_stack_sum's shared_starts ..
+ * slice_ms): the ops in start order, each against the ops still running
+ * when it starts. 0, or -1 when out of memory. */
+static int share_cpu(const rp_stack_op *op, size_t n, int cpus, int load, rp_stack_sum *s)
+{
+    start_at *order = malloc((n ? n : 1) * sizeof *order);
+    size_t *live = malloc((n ? n : 1) * sizeof *live);
+    if (!order || !live) {
+        free(order);
+        free(live);
+        return -1;
+    }
+    size_t m = 0, nlive = 0;
+    for (size_t i = 0; i < n; i++)
+        if (op_in(&op[i], cpus, load))
+            order[m++] = (start_at){op[i].t0, i};
+    qsort(order, m, sizeof *order, by_start);
+    for (size_t k = 0; k < m; k++) {
+        const rp_stack_op *b = &op[order[k].op];
+        size_t keep = 0, other = 0;
+        int beside = 0;
+        for (size_t j = 0; j < nlive; j++) {
+            const rp_stack_op *a = &op[live[j]];
+            if (a->t1 <= b->t0)
+                continue;              /* ended: no longer live */
+            live[keep++] = live[j];
+            if (a->t0 < b->t0 && cpu_at(a, b->t0) == b->seg[0].cpu) {
+                beside++;
+                other = live[j];
+            }
+        }
+        nlive = keep;
+        live[nlive++] = order[k].op;
+        if (beside != 1)
+            continue;
+        s->shared_starts++;
+        const rp_stack_op *a = &op[other];
+        int g = 0, ng = a->ngap < RP_STACK_MAX_GAP ? a->ngap : RP_STACK_MAX_GAP;
+        while (g < ng && !(a->gap[g].t0 <= b->t0 && a->gap[g].t1 >= b->t0))
+            g++;
+        if (g == ng) {
+            s->no_gap++;
+        } else if (a->gap[g].t1 >= b->t1) {
+            s->through++;
+            s->through_ms += b->t1 - b->t0;
+            s->turn_exposure_ms += b->t1 - b->t0;
+        } else if (cpu_at(a, a->gap[g].t1) != b->seg[0].cpu) {
+            s->moved_back++;           /* it came back on another CPU: a move, not a turn */
+            s->turn_exposure_ms += a->gap[g].t1 - b->t0;
+        } else {
+            s->cut++;
+            s->first_run_ms += a->gap[g].t1 - b->t0;
+            s->turn_exposure_ms += a->gap[g].t1 - b->t0;
+        }
+    }
+    lone_gaps(op, order, m, s);
+    free(order);
+    free(live);
+    s->slice_ms = s->cut > 0 ? s->first_run_ms / (double)s->cut : -1;
+    s->switch_ms = s->cut > 0 ? s->turn_exposure_ms / (double)s->cut : -1;
+    if (s->through > 0)
+        s->through_ms /= (double)s->through;
+    return 0;
+}
+
 int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_stack_sum *s)
 {
     memset(s, 0, sizeof *s);
@@ -72,12 +201,19 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
             continue;
         int m = o->nseg < RP_STACK_MAX_SEG ? o->nseg : RP_STACK_MAX_SEG;
         s->ops++;
+        s->op_ms += o->t1 - o->t0;
+        s->chain_ops += o->chain;
+        s->on_cpu_ms += o->t1 - o->t0;
+        for (int g = 0; g < o->ngap && g < RP_STACK_MAX_GAP; g++)
+            s->on_cpu_ms -= o->gap[g].t1 - o->gap[g].t0;
         e[ne++] = (stack_ev){o->t0, EV_START, -1, o->seg[0].cpu, i};
         for (int k = 1; k < m; k++)
             e[ne++] = (stack_ev){o->seg[k].t, EV_MOVE, o->seg[k - 1].cpu, o->seg[k].cpu, i};
         e[ne++] = (stack_ev){o->t1, EV_END, o->seg[m - 1].cpu, -1, i};
     }
     qsort(e, ne, sizeof *e, ev_cmp);
+    if (ne > 0)
+        s->span_ms = e[ne - 1].t - e[0].t;
     int on[RP_STACK_MAX_CPU] = {0}, total = 0, most = 0, idle = cpus;   /* idle: CPUs with no op */
     int spell = -1;                    /* the shared spell's kind (-1: not in one) */
     for (size_t k = 0; k < ne; k++) {
@@ -130,7 +266,7 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
         s->migrate_ms = s->exposure_ms / (double)s->moves;
     for (int k = 0; k < 2; k++)
         s->spell_wait_ms[k] = s->spell_moves[k] > 0 ? s->spell_ms[k] / (double)s->spell_moves[k] : -1;
-    return 0;
+    return share_cpu(op, n, cpus, load, s);
 }
 
 /* ---- the measurement -------------------------------------------------------- */
@@ -165,7 +301,9 @@ static double unit(double x)
     return x;
 }
 
-/* An op of `units` of busy work, its CPU read after every unit. */
+/* An op of `units` of busy work, its CPU and the clock read after every
+ * unit: a unit that took RP_STACK_GAP_MS longer than units do is a gap
+ * when the op was off its CPU. */
 static double busy_op(long units, rp_stack_op *o, double x)
 {
     o->t0 = rp_now_ms();
@@ -173,12 +311,23 @@ static double busy_op(long units, rp_stack_op *o, double x)
     o->seg[0].t = o->t0;
     o->seg[0].cpu = cpu;
     o->nseg = 1;
+    o->ngap = 0;
+    double last = o->t0;
     for (long u = 0; u < units; u++) {
         x = unit(x);
         int c = sched_getcpu();
+        double t = rp_now_ms();
+        if (t - last > RP_STACK_GAP_MS) {
+            if (o->ngap < RP_STACK_MAX_GAP) {
+                o->gap[o->ngap].t0 = last;
+                o->gap[o->ngap].t1 = t;
+            }
+            o->ngap++;
+        }
+        last = t;
         if (c != cpu) {
             if (o->nseg < RP_STACK_MAX_SEG) {
-                o->seg[o->nseg].t = rp_now_ms();
+                o->seg[o->nseg].t = t;
                 o->seg[o->nseg].cpu = c;
             }
             o->nseg++;
@@ -188,6 +337,8 @@ static double busy_op(long units, rp_stack_op *o, double x)
     o->t1 = rp_now_ms();
     if (o->nseg > RP_STACK_MAX_SEG)
         o->nseg = RP_STACK_MAX_SEG;
+    if (o->ngap > RP_STACK_MAX_GAP)
+        o->ngap = RP_STACK_MAX_GAP;
     return x;
 }
 
@@ -266,20 +417,16 @@ static void *execute_main(void *arg)
     return NULL;
 }
 
-/* The busy loop's units per ms on this thread alone: the median of 7 runs
- * of 20 ms. */
+/* The busy loop's units per ms on this thread alone, each unit read as
+ * busy_op reads it (its CPU and the clock): the median of 7 ops of
+ * 10000 units. */
 static double units_per_ms(void)
 {
     double r[7], x = seed;
+    rp_stack_op o;
     for (int k = 0; k < 7; k++) {
-        long u = 0;
-        double a = rp_now_ms(), b;
-        while ((b = rp_now_ms()) - a < 20) {
-            for (int j = 0; j < 50; j++)
-                x = unit(x);
-            u += 50;
-        }
-        r[k] = (double)u / (b - a);
+        x = busy_op(10000, &o, x);
+        r[k] = 10000 / (o.t1 - o.t0);
     }
     sink = x;
     gsl_sort(r, 1, 7);

@@ -37,6 +37,8 @@
 #include "calib/realpipe/rp_params.h"
 
 #define RP_STACK_MAX_SEG 16        /* an op's CPU changes kept (more are counted, not kept) */
+#define RP_STACK_MAX_GAP 16        /* an op's off-CPU gaps kept (more are counted, not kept) */
+#define RP_STACK_GAP_MS 0.02       /* a unit this much longer than the others: the op was off its CPU */
 #define RP_STACK_MAX_CPU 64
 #define RP_STACK_NLOADS 4
 
@@ -48,11 +50,19 @@ typedef struct {
     int woken;                     /* its thread slept before it (0: it went on from its last op) */
     int nseg;                      /* >= 1: seg[0] is at t0 */
     struct { double t; int cpu; } seg[RP_STACK_MAX_SEG];
+    int ngap;                      /* gaps while the op was off its CPU (its thread preempted) */
+    struct { double t0, t1; } gap[RP_STACK_MAX_GAP];   /* the last unit before, the first after */
 } rp_stack_op;
 
 /* The figures, over every op or one load step's. */
 typedef struct {
     long ops;
+    double op_ms, span_ms;         /* the ops' time, and first start to last end: op_ms / span_ms
+                                      is the mean number running (the load carried) */
+    long chain_ops;                /* of the ops, the executor's */
+    double on_cpu_ms;              /* the ops' time less their gaps: on a CPU */
+    double lone_gap_ms;            /* of the gaps, the time no other op was on the op's CPU: the
+                                      machine took it (a hypervisor's steal, another process) */
     long chances;                  /* woken ops' starts with another op running and a CPU running none */
     long stacked;                  /* of those, starts on a CPU already running an op */
     double share;                  /* stacked / chances (0 when no chance) */
@@ -67,6 +77,26 @@ typedef struct {
     double migrate_ms;             /* exposure_ms / moves (-1: no move seen) */
     double spell_wait_ms[2];       /* spell_ms / spell_moves (-1: no move seen) */
     double two_ms, two_same_ms;    /* time exactly two ops ran; of it, both on one CPU */
+    /* Who runs when two ops share a CPU. An op that starts on a CPU where
+     * exactly one other op runs took that CPU from it (the other shows a
+     * gap then). Either the newcomer runs through to its end before the
+     * other gets the CPU back, or the other gets it back first, after the
+     * newcomer's first run: the scheduler's slice. */
+    long shared_starts;            /* starts on a CPU running exactly one other op */
+    long through;                  /* of those, the other op off its CPU until the new one's end */
+    long cut;                      /* ... back on its CPU before the new one's end */
+    long moved_back;               /* ... back before the new one's end, on another CPU */
+    long no_gap;                   /* ... showing no gap at the start (the two ran interleaved finer
+                                      than RP_STACK_GAP_MS, or the CPU number was stale) */
+    double through_ms;             /* the new ops' times, over `through` */
+    double first_run_ms;           /* the new ops' first runs (start to the other's return), over `cut` */
+    double slice_ms;               /* first_run_ms / cut (-1: none cut) */
+    /* The simulator's turns (cpu.stack.switch_ms): the newcomers' first
+     * runs as exponential waits for a turn, censored by their ends (through)
+     * and by the other op's move: their whole time over the turns seen
+     * (`cut`), the maximum-likelihood mean. */
+    double turn_exposure_ms;
+    double switch_ms;              /* turn_exposure_ms / cut (-1: none cut) */
 } rp_stack_sum;
 
 typedef struct {

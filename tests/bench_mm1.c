@@ -124,7 +124,8 @@ static void bench_default(void)
     cfg_free(&cfg);
 }
 
-/* 4 exponential servers of mean 1 ms on 2 cores, Poisson 1.5 per ms. */
+/* 4 exponential servers of mean 1 ms on 2 cores, Poisson 1.5 per ms;
+ * stack 1: jobs placed on cores, 2: and taking turns. */
 static double bench_cores_one(int stack, uint64_t *events)
 {
     scenario_cfg cfg;
@@ -150,7 +151,8 @@ static double bench_cores_one(int stack, uint64_t *events)
     cfg.workload.rate_hz = 1500;
     cfg.cpu.cores = 2;
     cfg.cpu.stage_mask = 1;
-    cfg.cpu.has_stack = stack;
+    cfg.cpu.has_stack = stack > 0;
+    cfg.cpu.stack_switch_ms = stack == 2 ? 3.0 : 0;
     cfg.cpu.stack_share = 0.09;
     cfg.cpu.stack_migrate_ms = 8.7;
     cfg.cpu.stack_pull_ms = 1.5;
@@ -164,13 +166,16 @@ static double bench_cores_one(int stack, uint64_t *events)
 
 static void bench_cores(void)
 {
-    uint64_t ep, es;
+    uint64_t ep, es, et;
     double pooled = bench_cores_one(0, &ep), stacked = bench_cores_one(1, &es);
+    double turns = bench_cores_one(2, &et);
     printf("threads on cores: 4 servers on 2 cores, rho 0.75, 600 000 customers (best of 3)\n");
     printf("  pooled  %.3f s  |  %.3g events/s\n", pooled, (double)ep / pooled);
     printf("  placed  %.3f s  |  %.3g events/s  |  %.2fx the pooled time per event "
            "(cpu.stack: share 0.09, migrate_ms 8.7, pull_ms 1.5)\n", stacked, (double)es / stacked,
            (stacked / (double)es) / (pooled / (double)ep));
+    printf("  turns   %.3f s  |  %.3g events/s  |  %.2fx the pooled time per event "
+           "(and switch_ms 3)\n", turns, (double)et / turns, (turns / (double)et) / (pooled / (double)ep));
 }
 
 static void bench_hold(size_t n)

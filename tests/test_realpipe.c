@@ -1174,6 +1174,29 @@ Test(realpipe, stack_summary_by_hand)
     close_to("step 1 on one CPU", s.two_same_ms, 2);
 }
 
+/* A CPU emptied between two ops of a thread that goes on is not a CPU
+ * gone idle (ms): A (thread 0) on CPU 0 over 0-10, D (thread 2) stacked
+ * beside it over 2-6, B (thread 1) on CPU 1 over 0-4 and the same
+ * thread's C on CPU 1 over 4.5-8. From B's end to C's start CPU 1 runs no
+ * op while CPU 0 holds two: 0.5 ms, counted apart when C's thread went on
+ * (C not woken), and as a CPU emptied when it slept for C. */
+Test(realpipe, stack_going_on_by_hand)
+{
+    for (int slept = 0; slept < 2; slept++) {
+        rp_stack_op op[4] = {stack_op(0, 10, 0, 0, 0, 0), stack_op(2, 6, 0, 0, 0, 0),
+                             stack_op(0, 4, 0, 1, 0, 0), stack_op(4.5, 8, 0, 1, 0, 0)};
+        op[1].thread = 2;
+        op[2].thread = op[3].thread = 1;
+        op[3].woken = slept;
+        rp_stack_sum s;
+        cr_assert_eq(rp_stack_summarize(op, 4, 2, -1, &s), 0);
+        close_to("between a going-on thread's ops", s.spell_ms[2], slept ? 0 : 0.5);
+        close_to("after a CPU emptied", s.spell_ms[1], slept ? 0.5 : 0);
+        close_to("exposure", s.exposure_ms, slept ? 0.5 : 0);
+        close_to("after a stacked start", s.spell_ms[0], 0);
+    }
+}
+
 /* Who runs when two ops share a CPU, by hand (ms). A on CPU 0 over 0-10,
  * off it over 2-5; B on CPU 0 over 2-4: beside A, which is off until 5,
  * after B's end: B ran through (2 ms). C on CPU 1 over 0-20, moved to CPU 0

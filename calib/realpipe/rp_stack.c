@@ -181,6 +181,33 @@ static int share_cpu(const rp_stack_op *op, size_t n, int cpus, int load, rp_sta
     return 0;
 }
 
+/* For each op of the selection, whether its thread went on at once with
+ * its next op (the next by start of the same thread, not woken): a malloc'd
+ * array over op[0..n), or NULL when out of memory. */
+static char *went_on(const rp_stack_op *op, size_t n, int cpus, int load)
+{
+    char *on = calloc(n ? n : 1, 1);
+    start_at *order = malloc((n ? n : 1) * sizeof *order);
+    if (!on || !order) {
+        free(on);
+        free(order);
+        return NULL;
+    }
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++)
+        if (op_in(&op[i], cpus, load))
+            order[m++] = (start_at){op[i].t0, i};
+    qsort(order, m, sizeof *order, by_start);
+    for (size_t k = 0; k < m; k++)     /* the same thread's next op, by start */
+        for (size_t j = k + 1; j < m; j++)
+            if (op[order[j].op].thread == op[order[k].op].thread) {
+                on[order[k].op] = !op[order[j].op].woken;
+                break;
+            }
+    free(order);
+    return on;
+}
+
 int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_stack_sum *s)
 {
     memset(s, 0, sizeof *s);
@@ -212,6 +239,11 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
         e[ne++] = (stack_ev){o->t1, EV_END, o->seg[m - 1].cpu, -1, i};
     }
     qsort(e, ne, sizeof *e, ev_cmp);
+    char *goes_on = went_on(op, n, cpus, load);
+    if (!goes_on) {
+        free(e);
+        return -1;
+    }
     if (ne > 0)
         s->span_ms = e[ne - 1].t - e[0].t;
     int on[RP_STACK_MAX_CPU] = {0}, total = 0, most = 0, idle = cpus;   /* idle: CPUs with no op */
@@ -253,18 +285,19 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
         }
         if (idle > 0 && most >= 2) {
             if (spell < 0)             /* a spell begins: by a start, or by a CPU emptied */
-                spell = v->type == EV_START ? 0 : 1;
+                spell = v->type == EV_START ? 0 : v->type == EV_END && goes_on[v->op] ? 2 : 1;
         } else {
             spell = -1;
         }
     }
     free(e);
     s->share = s->chances ? (double)s->stacked / (double)s->chances : 0;
+    free(goes_on);
     s->exposure_ms = s->spell_ms[0] + s->spell_ms[1];
     s->moves = s->spell_moves[0] + s->spell_moves[1];
     if (s->moves > 0)
         s->migrate_ms = s->exposure_ms / (double)s->moves;
-    for (int k = 0; k < 2; k++)
+    for (int k = 0; k < 3; k++)
         s->spell_wait_ms[k] = s->spell_moves[k] > 0 ? s->spell_ms[k] / (double)s->spell_moves[k] : -1;
     return share_cpu(op, n, cpus, load, s);
 }
@@ -288,6 +321,13 @@ typedef struct {
     long decode_units, chain_units;
     int keep_every;
 } shared;
+
+/* A thread's start: the shared state and its number (the decode workers
+ * 0..workers-1, then the sampler, then the executor). */
+typedef struct {
+    shared *sh;
+    int id;
+} thread_arg;
 
 /* The busy work's start and end go through these, so that the compiler
  * can neither fold the loop (from a known start) nor drop it. */
@@ -375,13 +415,15 @@ static void q_stop(queue *q)
 
 static void *decode_main(void *arg)
 {
-    shared *sh = arg;
+    shared *sh = ((thread_arg *)arg)->sh;
+    int id = ((thread_arg *)arg)->id;
     double x = seed;
     rp_quiet_thread();
     int slept;
     for (long i; (i = q_pop(&sh->dq, &slept)) >= 0;) {
         sh->op[2 * i].load = sh->load[i];
         sh->op[2 * i].woken = slept;
+        sh->op[2 * i].thread = id;
         x = busy_op(sh->decode_units, &sh->op[2 * i], x);
         q_push(&sh->sq, i);
     }
@@ -391,7 +433,7 @@ static void *decode_main(void *arg)
 
 static void *sample_main(void *arg)
 {
-    shared *sh = arg;
+    shared *sh = ((thread_arg *)arg)->sh;
     rp_quiet_thread();
     int slept;
     for (long i; (i = q_pop(&sh->sq, &slept)) >= 0;)
@@ -402,7 +444,8 @@ static void *sample_main(void *arg)
 
 static void *execute_main(void *arg)
 {
-    shared *sh = arg;
+    shared *sh = ((thread_arg *)arg)->sh;
+    int id = ((thread_arg *)arg)->id;
     double x = seed;
     rp_quiet_thread();
     int slept;
@@ -411,6 +454,7 @@ static void *execute_main(void *arg)
         o->load = sh->load[i];
         o->woken = slept;
         o->chain = 1;
+        o->thread = id;
         x = busy_op(sh->chain_units, o, x);
     }
     sink = x;
@@ -502,11 +546,12 @@ int rp_stack_run(const rp_params *p, double seconds, rp_stack_result *r, char *e
     sh.chain_units = (long)(r->chain_ms * r->units_per_ms + 0.5);
     int nth = p->decode_workers + 2, started = 0, rc = -1;
     pthread_t *th = calloc((size_t)nth, sizeof *th);
+    thread_arg *arg = calloc((size_t)nth, sizeof *arg);
     gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
     sh.op = calloc(2 * (size_t)cap, sizeof *sh.op);
     sh.load = calloc((size_t)cap, sizeof *sh.load);
     int qok = (q_init(&sh.dq, cap) == 0) & (q_init(&sh.sq, cap) == 0) & (q_init(&sh.xq, cap) == 0);
-    if (!th || !rng || !sh.op || !sh.load || !qok) {
+    if (!th || !arg || !rng || !sh.op || !sh.load || !qok) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -514,7 +559,8 @@ int rp_stack_run(const rp_params *p, double seconds, rp_stack_result *r, char *e
     for (; started < nth; started++) {
         void *(*fn)(void *) = started < p->decode_workers ? decode_main
                               : started == p->decode_workers ? sample_main : execute_main;
-        if (pthread_create(&th[started], NULL, fn, &sh)) {
+        arg[started] = (thread_arg){&sh, started};
+        if (pthread_create(&th[started], NULL, fn, &arg[started])) {
             snprintf(err, errlen, "cannot start stackcal's threads");
             goto out;
         }
@@ -567,5 +613,6 @@ out:
     free(sh.op);
     free(sh.load);
     free(th);
+    free(arg);
     return rc;
 }

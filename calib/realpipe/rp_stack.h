@@ -48,6 +48,7 @@ typedef struct {
     int chain;                     /* 1: the executor's op; 0: a decode */
     int load;                      /* the load step it was released in */
     int woken;                     /* its thread slept before it (0: it went on from its last op) */
+    int thread;                    /* which thread ran it (its next op is that thread's next) */
     int nseg;                      /* >= 1: seg[0] is at t0 */
     struct { double t; int cpu; } seg[RP_STACK_MAX_SEG];
     int ngap;                      /* gaps while the op was off its CPU (its thread preempted) */
@@ -70,12 +71,14 @@ typedef struct {
      * out of it (an op from a CPU of 2+ to one of none), by how that spell
      * began: [0] a woken op started on the busy CPU (the balancer must find
      * the idle CPU), [1] a CPU's last op ended or moved away while another
-     * held two (the newly idle CPU can pull at once). */
-    double spell_ms[2], exposure_ms;     /* exposure_ms: both kinds */
-    long spell_moves[2], moves;          /* moves: both kinds */
+     * held two and its thread then slept (the newly idle CPU can pull at
+     * once), [2] the same, but its thread went on at once with its next op:
+     * the CPU was not idle, only between two ops, so neither wait counts it. */
+    double spell_ms[3], exposure_ms;     /* exposure_ms: kinds 0 and 1 */
+    long spell_moves[3], moves;          /* moves: kinds 0 and 1 */
     long other_moves;              /* the ops' other CPU changes */
     double migrate_ms;             /* exposure_ms / moves (-1: no move seen) */
-    double spell_wait_ms[2];       /* spell_ms / spell_moves (-1: no move seen) */
+    double spell_wait_ms[3];       /* spell_ms / spell_moves (-1: no move seen) */
     double two_ms, two_same_ms;    /* time exactly two ops ran; of it, both on one CPU */
     /* Who runs when two ops share a CPU. An op that starts on a CPU where
      * exactly one other op runs took that CPU from it (the other shows a

@@ -208,6 +208,7 @@ typedef struct {
 #define CFG_MAX_SPEEDUP 16
 #define CFG_MAX_WAKE_BUSY 9
 #define CFG_MAX_SPEED 65536      /* cpu.speed.factors */
+#define CFG_MAX_STACK_SHARE 16   /* cpu.stack.share as a list by load */
 typedef struct {
     int cores;               /* 0: off (every server runs at full speed, no wake-up delay) */
     int nspeedup;            /* 0: speedup(n) = min(n, cores) */
@@ -243,6 +244,10 @@ typedef struct {
                                 once a start stacked */
     double stack_pull_ms;    /* >= 0: the same once a core emptied beside a shared one
                                 (default migrate_ms) */
+    int nstack_share;        /* 0: stack_share throughout; else the share by the cores' recent
+                                utilisation, interpolated on stack_share_load */
+    double stack_shares[CFG_MAX_STACK_SHARE], stack_share_load[CFG_MAX_STACK_SHARE];
+    double stack_util_halflife_ms;   /* > 0: the recent utilisation's half-life (32) */
     double stack_switch_ms;  /* 0: the jobs on one core share it evenly; > 0: they take turns,
                                 a placed job preempting, the core turning to the longest
                                 waiting after an exponential wait of this mean */

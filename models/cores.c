@@ -3,6 +3,7 @@
  * It must never know what a job is: completions are the caller's events. */
 #include "models/cores.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include "sim/rng.h"
 
@@ -32,6 +33,10 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->switch_ms = 0;
     c->sgen = NULL;
     c->turn_due = NULL;
+    c->share_load = c->share_at = NULL;
+    c->nshare = 0;
+    c->util_tau_ms = 0;
+    c->util = 0;
     c->busy_ms = c->two_ms = c->two_same_ms = 0;
     c->job = malloc((size_t)c->cap * sizeof *c->job);
     return c->job ? 0 : -1;
@@ -85,6 +90,35 @@ int cores_set_turns(cores_t *c, double switch_ms)
     return 0;
 }
 
+int cores_set_share_load(cores_t *c, const double *load, const double *share, int n,
+                         double halflife_ms)
+{
+    if (!c->on || n < 1 || !(halflife_ms > 0))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!(share[i] >= 0 && share[i] <= 1 && load[i] >= 0 && load[i] <= 1)
+            || (i > 0 && !(load[i] > load[i - 1])))
+            return -1;
+    c->share_load = load;
+    c->share_at = share;
+    c->nshare = n;
+    c->util_tau_ms = halflife_ms / M_LN2;
+    return 0;
+}
+
+double cores_share_now(const cores_t *c)
+{
+    if (c->nshare == 0)
+        return c->share;
+    const double *x = c->share_load, *y = c->share_at;
+    if (c->util <= x[0])
+        return y[0];
+    for (int i = 1; i < c->nshare; i++)
+        if (c->util <= x[i])
+            return y[i - 1] + (y[i] - y[i - 1]) * (c->util - x[i - 1]) / (x[i] - x[i - 1]);
+    return y[c->nshare - 1];
+}
+
 /* Placement on: the total speed's efficiency with n busy, speedup(n) /
  * min(n, k) (1 without a table), so that n <= k jobs on n cores run as the
  * pooled sharing runs them. */
@@ -115,6 +149,13 @@ static void advance(cores_t *c, double now)
         return;
     if (c->n > 0)
         c->busy_ms += dt;
+    if (c->nshare > 0) {               /* the recent utilisation decays towards the busy share */
+        int busy = 0;
+        for (int k = 0; k < c->cores; k++)
+            busy += c->on[k] > 0;
+        double b = (double)busy / c->cores;
+        c->util = b + (c->util - b) * exp(-dt / c->util_tau_ms);
+    }
     if (c->n == 2) {
         c->two_ms += dt;
         if (c->place_rng && c->job[0].core == c->job[1].core)
@@ -185,7 +226,7 @@ static int place(cores_t *c)
     int idle = first_free(c);
     if (idle < 0)
         return least_loaded(c, 0);
-    if (c->n > 0 && gsl_rng_uniform(c->place_rng) < c->share)
+    if (c->n > 0 && gsl_rng_uniform(c->place_rng) < cores_share_now(c))
         return least_loaded(c, 1);     /* beside a running job: stacked */
     return idle;
 }

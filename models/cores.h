@@ -42,6 +42,14 @@
  * switch_ms -> infinity runs the latest job through. stackcal measures it
  * too.
  *
+ * Share by load (cores_set_share_load; off unless called). Linux's search
+ * for an idle CPU for a woken thread gives up sooner the busier the cores
+ * have been lately, so the share of starts put beside a running job grows
+ * with the load. With a table the share is interpolated (linearly, held at
+ * the ends) at the cores' recent utilisation: the busy share of the cores,
+ * averaged with an exponential decay of half-life halflife_ms (Linux's
+ * load tracking uses 32 ms).
+ *
  * The module knows nothing of stages or items and never prints; cost per
  * change is O(jobs running + cores). */
 #ifndef VL_CORES_H
@@ -85,6 +93,11 @@ typedef struct {
     double switch_ms;      /* > 0: mean wait before a shared core turns to another job */
     uint64_t *sgen;        /* [cores]: the generation of each core's one live turn event */
     int *turn_due;         /* [cores]: a turn event is pending */
+    /* share by load (cores_set_share_load); nshare 0: `share` throughout */
+    const double *share_load, *share_at;   /* [nshare], kept, not copied: load increasing */
+    int nshare;
+    double util_tau_ms;    /* the recent utilisation's decay time, halflife / ln 2 */
+    double util;           /* the cores' recent utilisation, in [0, 1] */
     /* since cores_reset_stats (to cores_close): time with any job running,
      * with exactly two, and with those two on one core (placement on) */
     double busy_ms, two_ms, two_same_ms;
@@ -122,6 +135,15 @@ int cores_set_stack(cores_t *c, double share, double migrate_ms, double pull_ms,
  * mean switch_ms (> 0) drawn from the placement stream. 0, or -1 when out
  * of memory. */
 int cores_set_turns(cores_t *c, double switch_ms);
+/* Share by load (after cores_set_stack): a start with a core free goes
+ * beside a running job with probability share[] interpolated at the cores'
+ * recent utilisation on load[] (n >= 1, increasing in [0, 1]; kept, not
+ * copied), averaged with half-life halflife_ms (> 0). 0, or -1 on bad
+ * arguments. */
+int cores_set_share_load(cores_t *c, const double *load, const double *share, int n,
+                         double halflife_ms);
+/* The share a start with a core free would go beside a running job with now. */
+double cores_share_now(const cores_t *c);
 /* From now on the cores run at `speed` (> 0) times their rate: the work
  * done so far at the old speed is kept. 0, or -1 when out of memory. */
 int cores_set_speed(cores_t *c, ev_queue *q, double now, double speed);

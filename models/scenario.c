@@ -2197,21 +2197,86 @@ static int read_speed(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     return 0;
 }
 
-/* cpu.stack: {share: S, migrate_ms: M, pull_ms: P (M), switch_ms: W (0)},
- * placement of jobs on cores and their turns on one (vlrealpipe stackcal
- * measures all four). */
+/* A list of 1 to CFG_MAX_STACK_SHARE numbers from 0 to 1 at `path`; *n
+ * the count. */
+static int read_unit_list(loader *ld, const yaml_node_t *list, const char *path, double *x, int *n)
+{
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of numbers from 0 to 1 such as [0.2, 0.8], "
+                    "got %s", describe(list, show, sizeof show));
+    size_t len = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (len == 0 || len > CFG_MAX_STACK_SHARE)
+        return fail(ld, list, path, "must list 1 to %d numbers, got %zu", CFG_MAX_STACK_SHARE, len);
+    for (size_t i = 0; i < len; i++) {
+        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        path_index(ipath, path, i);
+        if (read_double(ld, e, ipath, NONNEGATIVE, &x[i]))
+            return -1;
+        if (x[i] > 1)
+            return fail(ld, e, ipath, "must be from 0 to 1, got %g", x[i]);
+    }
+    *n = (int)len;
+    return 0;
+}
+
+/* cpu.stack.share as a list by load: share: [S...], share_load: [U...]
+ * (as many, increasing), util_halflife_ms: H (32). */
+static int read_stack_shares(loader *ld, const yaml_node_t *map, const yaml_node_t *v, cpu_cfg *u)
+{
+    const yaml_node_t *at = need(ld, map, "cpu.stack", "share_load");
+    int n = 0, nat = 0;
+    if (!at || read_unit_list(ld, v, "cpu.stack.share", u->stack_shares, &n)
+        || read_unit_list(ld, at, "cpu.stack.share_load", u->stack_share_load, &nat))
+        return -1;
+    if (nat != n)
+        return fail(ld, at, "cpu.stack.share_load", "must list one load per share (%d), got %d", n,
+                    nat);
+    for (int i = 1; i < n; i++)
+        if (!(u->stack_share_load[i] > u->stack_share_load[i - 1])) {
+            char ipath[SCN_PATH_LEN];
+            path_index(ipath, "cpu.stack.share_load", (size_t)i);
+            return fail(ld, at, ipath, "the loads must increase, got %g after %g",
+                        u->stack_share_load[i], u->stack_share_load[i - 1]);
+        }
+    const yaml_node_t *h = get(ld, map, "util_halflife_ms");
+    u->stack_util_halflife_ms = 32;
+    if (h && read_double(ld, h, "cpu.stack.util_halflife_ms", POSITIVE, &u->stack_util_halflife_ms))
+        return -1;
+    u->nstack_share = n;
+    u->stack_share = u->stack_shares[0];
+    return 0;
+}
+
+/* cpu.stack: {share: S or [S...] (with share_load: [U...], util_halflife_ms:
+ * H), migrate_ms: M, pull_ms: P (M), switch_ms: W (0)}, placement of jobs
+ * on cores and their turns on one (vlrealpipe stackcal measures them). */
 static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 {
-    static const char *const keys[] = {"share", "migrate_ms", "pull_ms", "switch_ms", NULL};
+    static const char *const keys[] = {"share", "share_load", "util_halflife_ms", "migrate_ms",
+                                       "pull_ms", "switch_ms", NULL};
     const char *path = "cpu.stack";
     const yaml_node_t *v;
     if (check_keys(ld, map, path, "a mapping such as {share: 0.1, migrate_ms: 8, pull_ms: 1.5}", keys))
         return -1;
-    if (!(v = need(ld, map, path, "share"))
-        || read_double(ld, v, "cpu.stack.share", NONNEGATIVE, &u->stack_share))
+    u->nstack_share = 0;
+    if (!(v = need(ld, map, path, "share")))
         return -1;
-    if (u->stack_share > 1)
-        return fail(ld, v, "cpu.stack.share", "a share must be from 0 to 1, got %g", u->stack_share);
+    if (v->type == YAML_SEQUENCE_NODE) {
+        if (read_stack_shares(ld, map, v, u))
+            return -1;
+    } else {
+        if (read_double(ld, v, "cpu.stack.share", NONNEGATIVE, &u->stack_share))
+            return -1;
+        if (u->stack_share > 1)
+            return fail(ld, v, "cpu.stack.share", "a share must be from 0 to 1, got %g", u->stack_share);
+        const yaml_node_t *x = get(ld, map, "share_load");
+        if (!x)
+            x = get(ld, map, "util_halflife_ms");
+        if (x)
+            return fail(ld, x, "cpu.stack", "share_load and util_halflife_ms go with a share by load "
+                        "(share: [S, ...]), not a single share");
+    }
     if (!(v = need(ld, map, path, "migrate_ms"))
         || read_double(ld, v, "cpu.stack.migrate_ms", NONNEGATIVE, &u->stack_migrate_ms))
         return -1;

@@ -1236,6 +1236,10 @@ Test(realpipe, stack_turns_by_hand)
     close_to("on a CPU", s.on_cpu_ms, 32.5);
     close_to("off with none beside", s.lone_gap_ms, 1);
     close_to("first start to last end", s.span_ms, 20);
+    /* CPU 0 ran an op over 0-10 and 13.5-20 (C there from 13.5), CPU 1 over
+     * 0-14 (C, then E to 14): 30.5 of 2 x 20 ms */
+    close_to("CPUs busy", s.busy_cpu_ms, 30.5);
+    close_to("utilisation", s.util, 30.5 / 40);
     cr_expect_eq(s.chain_ops, 0);
 }
 
@@ -1264,13 +1268,21 @@ Test(realpipe, stackcal_run_and_scenario, .timeout = 120)
     p.stack_share = 0.125;
     p.stack_migrate_ms = 3.5;
     p.stack_pull_ms = 0.75;
+    p.nstack_load = 2;
+    p.stack_load_util[0] = 0.3;
+    p.stack_load_util[1] = 0.9;
+    p.stack_load_share[0] = 0.05;
+    p.stack_load_share[1] = 0.2;
     rp_capacity cap;
     scenario_cfg c;
     fixture_scenario(&p, 1, NULL, 0, &cap, &c);
     cr_expect_eq(c.cpu.has_stack, 1);
-    close_to("scenario share", c.cpu.stack_share, 0.125);
+    close_to("scenario share: the list's first", c.cpu.stack_share, 0.05);
     close_to("scenario migrate_ms", c.cpu.stack_migrate_ms, 3.5);
     close_to("scenario pull_ms", c.cpu.stack_pull_ms, 0.75);
+    cr_expect_eq(c.cpu.nstack_share, 2);
+    close_to("scenario share at 0.9", c.cpu.stack_shares[1], 0.2);
+    close_to("scenario share_load", c.cpu.stack_share_load[0], 0.3);
     cfg_free(&c);
 }
 

@@ -452,3 +452,120 @@ Test(stack, turns_keys)
                                      "switch_ms: -1}}\n", &c, err, sizeof err));
     cr_expect(strstr(err, "cpu.stack.switch_ms") && strstr(err, ":5:"), "%s", err);
 }
+
+/* ---- share by load (cpu.stack.share as a list) */
+
+/* The recent utilisation by hand: one of two cores busy from t = 0 (from
+ * 0), so u(t) = 0.5 (1 - 2^(-t / H)). H = 32: u(32) = 0.25, u(64) =
+ * 0.375, and near 0.5 after 50 half-lives. On the table [0, 0.5] -> [0, 1]
+ * the share is 2u: 0.5, 0.75, 1 (held past the last load). Before any
+ * time has passed, u = 0: the first share. */
+Test(stack, share_follows_recent_utilisation)
+{
+    cores_t k;
+    ev_queue q;
+    gsl_rng *r = rng_stream(11, 0, 1);
+    static const double load[] = {0, 0.5}, share[] = {0, 1};
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 2, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, 0.3, NEVER, NEVER, r), 0);
+    near("a single share without a table", cores_share_now(&k), 0.3, EXACT);
+    cr_expect_eq(cores_set_share_load(&k, load, share, 2, 0), -1, "a half-life must be > 0");
+    static const double down[] = {0.5, 0.2};
+    cr_expect_eq(cores_set_share_load(&k, down, share, 2, 32), -1, "loads must increase");
+    cr_assert_eq(cores_set_share_load(&k, load, share, 2, 32), 0);
+    near("u = 0: the first share", cores_share_now(&k), 0, EXACT);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 0, 0, 1e6), 0);
+    cores_reset_stats(&k, 32);
+    near("one half-life", cores_share_now(&k), 0.5, 1e-12);
+    cores_reset_stats(&k, 64);
+    near("two half-lives", cores_share_now(&k), 0.75, 1e-12);
+    cores_reset_stats(&k, 1600);
+    near("held at the last load", cores_share_now(&k), 1, 1e-12);
+    cores_free(&k);
+    ev_free(&q);
+    gsl_rng_free(r);
+}
+
+/* Three points: [0.2, 0.4, 0.8] -> [0.1, 0.3, 0.2]. With both cores busy
+ * from 0 for one half-life, u = 0.5: between 0.4 and 0.8, a quarter of the
+ * way: 0.3 - 0.1 / 4 = 0.275. */
+Test(stack, share_interpolated_between_loads)
+{
+    cores_t k;
+    ev_queue q;
+    gsl_rng *r = rng_stream(11, 0, 1);
+    static const double load[] = {0.2, 0.4, 0.8}, share[] = {0.1, 0.3, 0.2};
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 2, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, 0, NEVER, NEVER, r), 0);
+    cr_assert_eq(cores_set_share_load(&k, load, share, 3, 10), 0);
+    near("below the first load", cores_share_now(&k), 0.1, EXACT);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 0, 0, 1e6), 0);
+    cr_assert_eq(cores_start(&k, &q, 0.0, 7, 1, 0, 1e6), 0);
+    cores_reset_stats(&k, 10);
+    near("u = 0.5", cores_share_now(&k), 0.275, 1e-12);
+    cores_free(&k);
+    ev_free(&q);
+    gsl_rng_free(r);
+}
+
+/* Through a scenario: the aligned pair (two frames at once, two cores)
+ * with a share by load. At the first start the cores have been idle (u =
+ * 0), so the share is the first: [0, 1] gives 10 ms each (apart), [1, 1]
+ * gives 20 (stacked). */
+static void aligned_pair_by_load(double s0, double s1, double sum, double each)
+{
+    scenario_cfg c;
+    pair_fixture(&c, 1, 1, 0);
+    c.cpu.nstack_share = 2;
+    c.cpu.stack_shares[0] = s0;
+    c.cpu.stack_shares[1] = s1;
+    c.cpu.stack_share_load[0] = 0.5;
+    c.cpu.stack_share_load[1] = 0.9;
+    c.cpu.stack_util_halflife_ms = 32;
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("sojourn", &rs.stage[0].sojourn, 20, sum, each, each);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+Test(stack, pipeline_share_by_load)
+{
+    aligned_pair_by_load(0, 1, 200, 10);
+    aligned_pair_by_load(1, 1, 400, 20);
+}
+
+/* The loader: share as a list needs share_load, as many and increasing. */
+Test(stack, share_by_load_keys)
+{
+    scenario_cfg c;
+    char err[512];
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, stack: {share: [0.05, 0.2], share_load: [0.3, 0.9], "
+                                 "migrate_ms: 3}}\n", &c, err, sizeof err), "%s", err);
+    cr_assert_eq(c.cpu.nstack_share, 2);
+    near("share[1]", c.cpu.stack_shares[1], 0.2, EXACT);
+    near("share_load[0]", c.cpu.stack_share_load[0], 0.3, EXACT);
+    near("half-life default", c.cpu.stack_util_halflife_ms, 32, EXACT);
+    cfg_free(&c);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, stack: {share: [0.05], share_load: [0.3], "
+                                 "util_halflife_ms: 8, migrate_ms: 3}}\n", &c, err, sizeof err), "%s", err);
+    near("half-life", c.cpu.stack_util_halflife_ms, 8, EXACT);
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: [0.05, 0.2], migrate_ms: 3}}\n",
+                                &c, err, sizeof err));
+    cr_expect(strstr(err, "share_load"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: [0.05, 0.2], share_load: [0.3], "
+                                     "migrate_ms: 3}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.share_load") && strstr(err, "one load per share"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: [0.05, 0.2], share_load: [0.9, 0.3], "
+                                     "migrate_ms: 3}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.share_load[1]") && strstr(err, "increase"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: [0.05, 1.2], share_load: [0.3, 0.9], "
+                                     "migrate_ms: 3}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.share[1]"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.1, share_load: [0.3], "
+                                     "migrate_ms: 3}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "single share"), "%s", err);
+}

@@ -316,6 +316,58 @@ static int read_drift_calib(const char *path, opts *o, char *err, size_t n)
     return 0;
 }
 
+/* Read "[a, b, ...]" at *s into x (at most max), moving *s past it: the
+ * count, or -1. */
+static int number_list(const char **s, double *x, int max)
+{
+    const char *c = *s;
+    if (*c++ != '[')
+        return -1;
+    int n = 0;
+    for (;;) {
+        char *end;
+        if (n == max)
+            return -1;
+        x[n++] = strtod(c, &end);
+        if (end == c)
+            return -1;
+        c = end;
+        while (*c == ' ')
+            c++;
+        if (*c == ']')
+            break;
+        if (*c++ != ',')
+            return -1;
+    }
+    *s = c + 1;
+    return n;
+}
+
+/* A "stack_load: {util: [U...], share: [S...]}" line into p: 0 (also when
+ * the line is another), or -1 when it is malformed. */
+static int read_stack_load(const char *line, rp_params *p)
+{
+    const char *c = line;
+    if (strncmp(c, "stack_load: {util: ", 19) != 0)
+        return 0;
+    c += 19;
+    double u[8], s[8];
+    int nu = number_list(&c, u, 8);
+    if (nu < 1 || strncmp(c, ", share: ", 9) != 0)
+        return -1;
+    c += 9;
+    int ns = number_list(&c, s, 8);
+    if (ns != nu || *c != '}')
+        return -1;
+    for (int i = 0; i < nu; i++)
+        if (!(u[i] >= 0 && u[i] <= 1 && s[i] >= 0 && s[i] <= 1) || (i > 0 && !(u[i] > u[i - 1])))
+            return -1;
+    memcpy(p->stack_load_util, u, sizeof u);
+    memcpy(p->stack_load_share, s, sizeof s);
+    p->nstack_load = nu;
+    return 0;
+}
+
 /* The "stack: {share: S, migrate_ms: M, pull_ms: P, switch_ms: W}" line of
  * a `vlrealpipe stackcal --out` file (W may be missing: 0, the jobs on a
  * core share it): the scenario's cpu.stack. */
@@ -344,6 +396,14 @@ static int read_stack_calib(const char *path, rp_params *p, char *err, size_t n)
             p->has_stack = 1;
         }
     }
+    p->nstack_load = 0;                /* and the optional share by utilisation after it */
+    while (p->has_stack && p->nstack_load == 0 && fgets(line, sizeof line, f))
+        if (read_stack_load(line, p) != 0) {
+            fclose(f);
+            snprintf(err, n, "%s: a \"stack_load: {util: [U...], share: [S...]}\" line needs 1 to 8 "
+                     "utilisations increasing in [0, 1] and as many shares in [0, 1]", path);
+            return -1;
+        }
     fclose(f);
     if (!p->has_stack) {
         snprintf(err, n, "%s: no \"stack: {share: S, migrate_ms: M, pull_ms: P[, switch_ms: W]}\" "
@@ -747,7 +807,7 @@ done:
 static void stack_line(FILE *f, const char *what, const rp_stack_sum *s, const rp_stack_result *r)
 {
     double alone = (double)(s->ops - s->chain_ops) * r->decode_ms + (double)s->chain_ops * r->chain_ms;
-    fprintf(f, "# %s: %ld ops (%.3f running on average, on a CPU %.3f x their time alone, off it "
+    fprintf(f, "# %s: %ld ops (CPUs busy %.3f of the time, %.3f running on average, on a CPU %.3f x their time alone, off it "
                "with no op beside them %.1f %% of their time: the machine ran them at %.3f of "
                "their speed alone); %ld "
                "woken for and started beside another with a CPU free, %ld of "
@@ -758,7 +818,7 @@ static void stack_line(FILE *f, const char *what, const rp_stack_sum *s, const r
                "%ld starts beside one op: %ld ran through (%.3f ms), %ld were cut after %.3f ms, "
                "%ld lost the other to another CPU, %ld without a gap (mean wait for a turn %.3f "
                "ms)\n",
-            what, s->ops, s->span_ms > 0 ? s->op_ms / s->span_ms : 0,
+            what, s->ops, s->util, s->span_ms > 0 ? s->op_ms / s->span_ms : 0,
             alone > 0 ? s->on_cpu_ms / alone : 0, s->op_ms > 0 ? 100 * s->lone_gap_ms / s->op_ms : 0,
             s->on_cpu_ms + s->lone_gap_ms > 0 ? alone / (s->on_cpu_ms + s->lone_gap_ms) : 0,
             s->chances, s->stacked, s->share, s->spell_ms[0],
@@ -802,6 +862,21 @@ static int cmd_stackcal(opts *o, char *err, size_t n)
     /* no turn seen: the jobs on a core share it (switch_ms 0) */
     fprintf(m, "stack: {share: %.4f, migrate_ms: %.4f, pull_ms: %.4f, switch_ms: %.4f}\n",
             r.all.share, wait[0], wait[1], r.all.switch_ms > 0 ? r.all.switch_ms : 0);
+    /* the share by the CPUs' utilisation, when each step had chances and
+     * the utilisations increase (else the one share above throughout) */
+    int by_load = 1;
+    for (int l = 0; l < RP_STACK_NLOADS; l++)
+        by_load &= r.at[l].chances > 0 && (l == 0 || r.at[l].util > r.at[l - 1].util)
+                   && r.at[l].util <= 1;
+    if (by_load) {
+        fprintf(m, "stack_load: {util: [");
+        for (int l = 0; l < RP_STACK_NLOADS; l++)
+            fprintf(m, "%s%.4f", l ? ", " : "", r.at[l].util);
+        fprintf(m, "], share: [");
+        for (int l = 0; l < RP_STACK_NLOADS; l++)
+            fprintf(m, "%s%.4f", l ? ", " : "", r.at[l].share);
+        fprintf(m, "]}\n");
+    }
     if (fclose(m) != 0) {
         free(text);
         snprintf(err, n, "out of memory");

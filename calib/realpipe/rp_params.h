@@ -53,6 +53,8 @@ typedef struct {
     int has_stack;             /* 1: jobs placed on cores (vlrealpipe stackcal): cpu.stack */
     double stack_share, stack_migrate_ms, stack_pull_ms;
     double stack_switch_ms;    /* 0: the jobs on a core share it; > 0: they take turns */
+    int nstack_load;           /* 0: stack_share throughout; else the share by utilisation */
+    double stack_load_util[8], stack_load_share[8];
 } rp_params;
 
 /* 8 streams at 30 FPS for 12 s (2 s warm-up), 640x360 GOP 30 (60-frame

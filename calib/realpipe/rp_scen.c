@@ -160,9 +160,21 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
     }
     if (p->speed)                      /* how the machine's speed moved (rp_drift.h) */
         fprintf(f, "speed: %s, ", p->speed);
-    if (p->has_stack)                  /* where a woken op lands (rp_stack.h) */
-        fprintf(f, "stack: {share: %.6g, migrate_ms: %.6g, pull_ms: %.6g, switch_ms: %.6g}, ",
-                p->stack_share, p->stack_migrate_ms, p->stack_pull_ms, p->stack_switch_ms);
+    if (p->has_stack) {                /* where a woken op lands (rp_stack.h) */
+        fprintf(f, "stack: {share: ");
+        if (p->nstack_load > 0) {      /* the share by the cores' utilisation */
+            for (int i = 0; i < p->nstack_load; i++)
+                fprintf(f, "%s%.6g", i ? ", " : "[", p->stack_load_share[i]);
+            fprintf(f, "], share_load: ");
+            for (int i = 0; i < p->nstack_load; i++)
+                fprintf(f, "%s%.6g", i ? ", " : "[", p->stack_load_util[i]);
+            fprintf(f, "]");
+        } else {
+            fprintf(f, "%.6g", p->stack_share);
+        }
+        fprintf(f, ", migrate_ms: %.6g, pull_ms: %.6g, switch_ms: %.6g}, ", p->stack_migrate_ms,
+                p->stack_pull_ms, p->stack_switch_ms);
+    }
     for (int fam = 0; p->nwake_busy > 0 && fam < 2; fam++) {   /* by ops beside it (rp_wake.h) */
         fprintf(f, "%s: [", fam ? "timer_busy" : "wake_busy");
         for (int k = 0; k < p->nwake_busy; k++) {

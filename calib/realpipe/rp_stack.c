@@ -251,6 +251,7 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
     for (size_t k = 0; k < ne; k++) {
         if (k > 0) {
             double dt = e[k].t - e[k - 1].t;
+            s->busy_cpu_ms += dt * (cpus - idle);
             if (spell >= 0)
                 s->spell_ms[spell] += dt;
             if (total == 2) {
@@ -293,6 +294,7 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
     free(e);
     s->share = s->chances ? (double)s->stacked / (double)s->chances : 0;
     free(goes_on);
+    s->util = s->span_ms > 0 ? s->busy_cpu_ms / (s->span_ms * cpus) : 0;
     s->exposure_ms = s->spell_ms[0] + s->spell_ms[1];
     s->moves = s->spell_moves[0] + s->spell_moves[1];
     if (s->moves > 0)

@@ -61,6 +61,8 @@ typedef struct {
     double op_ms, span_ms;         /* the ops' time, and first start to last end: op_ms / span_ms
                                       is the mean number running (the load carried) */
     long chain_ops;                /* of the ops, the executor's */
+    double busy_cpu_ms;            /* the CPUs' time running an op, summed over the CPUs */
+    double util;                   /* busy_cpu_ms over span_ms x cpus: the CPUs' utilisation */
     double on_cpu_ms;              /* the ops' time less their gaps: on a CPU */
     double lone_gap_ms;            /* of the gaps, the time no other op was on the op's CPU: the
                                       machine took it (a hypervisor's steal, another process) */

@@ -461,15 +461,16 @@ elapsed=$(( $(date +%s) - t_start ))
     echo "mean wait for a move to the free CPU after such a start; pull_ms: after a CPU's last op"
     echo "ended beside a shared CPU; a thread going on at once stays on its core; switch_ms: the"
     echo "mean wait before a shared CPU turns from the op that took it to the other, the jobs on"
-    echo "one core taking turns):"
+    echo "one core taking turns; stack_load: the share at each load's CPU utilisation, which the"
+    echo "scenario interpolates at the cores' recent utilisation):"
     echo
-    grep '^# [0-9]\|^# all:\|^stack:' "$WORK/calib/stackcal.yaml" | sed 's/^# /    /; s/^stack/    stack/'
+    grep '^# [0-9]\|^# all:\|^stack' "$WORK/calib/stackcal.yaml" | sed 's/^# /    /; s/^stack/    stack/'
     echo
     echo "It is not the prediction yet: simulated on stackcal's own threads and ops"
-    echo "(calib/realpipe/stackcal-sim.yaml, 2026-12-02, the Intel VM), with turns of 3 ms it put"
-    echo "two jobs on one core for 27 / 35 / 38 % of the two-job time at 20 / 60 / 80 %, where"
-    echo "stackcal measured 8 / 15 / 19 %: it does not yet reproduce its own calibration. The same"
-    echo "real runs against it:"
+    echo "(calib/realpipe/stackcal-sim.yaml, 2026-12-02, the Intel VM), with turns of 3 ms and the"
+    echo "share of each load it put two jobs on one core for 14 / 36 / 41 % of the two-job time at"
+    echo "20 / 60 / 80 %, where stackcal measured 8 / 15 / 19 %: it does not yet reproduce its own"
+    echo "calibration. The same real runs against it:"
     echo
     frame_table "$WORK/results-stack.csv"
     echo

@@ -38,6 +38,11 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->util_tau_ms = 0;
     c->util = 0;
     c->busy_ms = c->two_ms = c->two_same_ms = 0;
+    c->spell_ms[0] = c->spell_ms[1] = 0;
+    c->spell_moves[0] = c->spell_moves[1] = c->spells[0] = c->spells[1] = 0;
+    c->chances = c->stacked = 0;
+    c->spell = -1;
+    c->spell_t0 = 0;
     c->job = malloc((size_t)c->cap * sizeof *c->job);
     return c->job ? 0 : -1;
 }
@@ -156,6 +161,8 @@ static void advance(cores_t *c, double now)
         double b = (double)busy / c->cores;
         c->util = b + (c->util - b) * exp(-dt / c->util_tau_ms);
     }
+    if (c->spell >= 0)
+        c->spell_ms[c->spell] += dt;
     if (c->n == 2) {
         c->two_ms += dt;
         if (c->place_rng && c->job[0].core == c->job[1].core)
@@ -226,8 +233,13 @@ static int place(cores_t *c)
     int idle = first_free(c);
     if (idle < 0)
         return least_loaded(c, 0);
-    if (c->n > 0 && gsl_rng_uniform(c->place_rng) < cores_share_now(c))
+    if (c->n == 0)
+        return idle;
+    c->chances++;
+    if (gsl_rng_uniform(c->place_rng) < cores_share_now(c)) {
+        c->stacked++;
         return least_loaded(c, 1);     /* beside a running job: stacked */
+    }
     return idle;
 }
 
@@ -284,10 +296,29 @@ static int check_turns(cores_t *c, ev_queue *q, double now)
     return 0;
 }
 
+/* Placement on: after a change, is a spell on (a core free, another
+ * holding two or more)? One that begins takes the change's kind. */
+static void note_spell(cores_t *c, double now)
+{
+    if (first_free(c) >= 0 && c->on[most_loaded(c)] >= 2) {
+        if (c->spell < 0) {
+            c->spell = c->by_start ? 0 : 1;
+            c->spell_t0 = now;
+            c->spells[c->spell]++;
+        }
+    } else {
+        if (c->spell >= 0 && c->spell_t0 == now && c->by_start)
+            c->spells[c->spell]--;     /* a start ended it at once: a thread going on never left its core */
+        c->spell = -1;
+    }
+}
+
 /* One tick for the earliest completion under the new rate. */
 static int reschedule(cores_t *c, ev_queue *q, double now)
 {
     c->gen++;
+    if (c->place_rng)
+        note_spell(c, now);
     if (c->place_rng && c->switch_ms > 0 && check_turns(c, q, now) != 0)
         return -1;
     if (c->n == 0)
@@ -387,6 +418,8 @@ static int cores_move(cores_t *c, ev_queue *q, double now, uint64_t gen)
     c->move_due = 0;
     advance(c, now);
     int from = most_loaded(c), to = first_free(c);
+    if (to >= 0 && c->on[from] >= 2 && c->spell >= 0)
+        c->spell_moves[c->spell]++;
     if (to >= 0 && c->on[from] >= 2)
         for (int j = c->n - 1; j >= 0; j--)
             if (c->job[j].core == from && !c->job[j].running) {   /* turns: a waiting one */
@@ -405,6 +438,9 @@ void cores_reset_stats(cores_t *c, double now)
 {
     advance(c, now);
     c->busy_ms = c->two_ms = c->two_same_ms = 0;
+    c->spell_ms[0] = c->spell_ms[1] = 0;
+    c->spell_moves[0] = c->spell_moves[1] = c->spells[0] = c->spells[1] = 0;
+    c->chances = c->stacked = 0;
 }
 
 void cores_close(cores_t *c, double now)

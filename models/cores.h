@@ -101,6 +101,17 @@ typedef struct {
     /* since cores_reset_stats (to cores_close): time with any job running,
      * with exactly two, and with those two on one core (placement on) */
     double busy_ms, two_ms, two_same_ms;
+    /* placement on, since cores_reset_stats: stackcal's figures (rp_stack.h).
+     * A spell is a time with a core free and another holding two or more;
+     * its kind is what began it: 0 a start, 1 an end (a core emptied). One
+     * a start ended at the instant it began is not counted: a thread going
+     * on at once with its next job never left its core.
+     * chances: starts placed with a core free beside a running job;
+     * stacked: those that went beside it. */
+    double spell_ms[2];
+    long spell_moves[2], spells[2], chances, stacked;
+    int spell;             /* the spell now: its kind, -1 none */
+    double spell_t0;       /* when it began */
 } cores_t;
 
 /* 0, or -1 when out of memory. speedup (may be NULL; kept, not copied):

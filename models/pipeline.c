@@ -1083,6 +1083,10 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
     out->events = 0;
     out->peak_in_flight = 0;
     out->cpu_busy_ms = out->cpu_two_ms = out->cpu_two_same_ms = 0;
+    memset(out->cpu_spell_ms, 0, sizeof out->cpu_spell_ms);
+    memset(out->cpu_spells, 0, sizeof out->cpu_spells);
+    memset(out->cpu_spell_moves, 0, sizeof out->cpu_spell_moves);
+    out->cpu_chances = out->cpu_stacked = 0;
     out->ntimeline = out->nalerts = out->nseries = 0;
     out->window_ms = cfg->duration_s * 1000.0;
     memset(&out->growth, 0, sizeof out->growth);
@@ -1156,6 +1160,13 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
         out->cpu_busy_ms = p.cores.busy_ms;
         out->cpu_two_ms = p.cores.two_ms;
         out->cpu_two_same_ms = p.cores.two_same_ms;
+        for (int k = 0; k < 2; k++) {
+            out->cpu_spell_ms[k] = p.cores.spell_ms[k];
+            out->cpu_spells[k] = (uint64_t)p.cores.spells[k];
+            out->cpu_spell_moves[k] = (uint64_t)p.cores.spell_moves[k];
+        }
+        out->cpu_chances = (uint64_t)p.cores.chances;
+        out->cpu_stacked = (uint64_t)p.cores.stacked;
     }
     gpu_close(&p, t_close);
     ctl_close(&p, t_close);

@@ -85,6 +85,14 @@ void report_table(FILE *f, const run_result *r, double wall_s)
     if (c->cpu.cores > 0 && c->cpu.has_stack)
         fprintf(f, "  cores: exactly two jobs %.1f %% of the busy time, %.1f %% of that on one core\n",
                 100.0 * r->cpu_two.mean, 100.0 * r->cpu_two_same.mean);
+    if (c->cpu.cores > 0 && c->cpu.has_stack)
+        fprintf(f, "  cores: %.1f %% of the starts beside a job with a core free went beside it;"
+                " with a core free and another shared: after a start %.1f /s of %.3f ms"
+                " (%.1f %% moved), after a core emptied %.1f /s of %.3f ms (%.1f %% moved)\n",
+                100.0 * r->cpu_stack[RUN_STACK_SHARE].mean, r->cpu_stack[RUN_START_SPELLS_S].mean,
+                r->cpu_stack[RUN_START_SPELL_MS].mean, 100.0 * r->cpu_stack[RUN_START_MOVED].mean,
+                r->cpu_stack[RUN_END_SPELLS_S].mean, r->cpu_stack[RUN_END_SPELL_MS].mean,
+                100.0 * r->cpu_stack[RUN_END_MOVED].mean);
     fputc('\n', f);
 
     fprintf(f, "  %-16s %-8s %10s %10s %10s %10s  %-24s %10s %10s\n", "latency (ms)", "",
@@ -269,6 +277,12 @@ void report_json(FILE *f, const run_result *r, double wall_s)
         jw_obj_begin(&w, "cpu");
         json_ci(&w, "two_jobs_share", &r->cpu_two);
         json_ci(&w, "two_on_one_core_share", &r->cpu_two_same);
+        if (c->cpu.has_stack) {
+            jw_obj_begin(&w, "stack");
+            for (int k = 0; k < RUN_NSTACK; k++)
+                json_ci(&w, run_stack_names[k], &r->cpu_stack[k]);
+            jw_obj_end(&w);
+        }
         jw_obj_end(&w);
     }
     json_lat(&w, "e2e_ms", &r->e2e);

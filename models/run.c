@@ -49,6 +49,7 @@ typedef struct {
     uint64_t e2e_le[CFG_MAX_BUCKETS + 1];
     double drop_rate;
     double cpu_two, cpu_two_same;  /* cpu: two jobs' share of the busy time; on one core, of that */
+    double cpu_stack[RUN_NSTACK];  /* cpu.stack: run.h's figures */
     canary_rec canary;
     double window_ms;            /* measured: shorter when the replication stopped early */
     pipe_growth growth;
@@ -73,9 +74,27 @@ static lat_digest digest_hist(const hist_t *h)
     return d;
 }
 
+const char *const run_stack_names[RUN_NSTACK] = {
+    "stacked_share", "start_spells_per_s", "start_spell_ms", "start_spells_moved",
+    "end_spells_per_s", "end_spell_ms", "end_spells_moved",
+};
+
 static double ratio(uint64_t a, uint64_t b)
 {
     return b ? (double)a / (double)b : 0.0;
+}
+
+/* cpu.stack: one replication's run.h figures (0 where nothing was seen). */
+static void stack_figures(const rep_stats *rs, double *f)
+{
+    double s = rs->window_ms / 1000.0;
+    f[RUN_STACK_SHARE] = ratio(rs->cpu_stacked, rs->cpu_chances);
+    for (int k = 0; k < 2; k++) {
+        double *g = f + (k == 0 ? RUN_START_SPELLS_S : RUN_END_SPELLS_S);
+        g[0] = s > 0 ? (double)rs->cpu_spells[k] / s : 0;
+        g[1] = rs->cpu_spells[k] ? rs->cpu_spell_ms[k] / (double)rs->cpu_spells[k] : 0;
+        g[2] = ratio(rs->cpu_spell_moves[k], rs->cpu_spells[k]);
+    }
 }
 
 /* ---- the digests' and results' arrays --------------------------------------- */
@@ -217,6 +236,7 @@ static int run_one(void *vctx, int r)
         d->drop_rate = ratio(rs.dropped, rs.arrivals);
         d->cpu_two = rs.cpu_busy_ms > 0 ? rs.cpu_two_ms / rs.cpu_busy_ms : 0;
         d->cpu_two_same = rs.cpu_two_ms > 0 ? rs.cpu_two_same_ms / rs.cpu_two_ms : 0;
+        stack_figures(&rs, d->cpu_stack);
         d->events = rs.events;
         d->peak_in_flight = rs.peak_in_flight;
         memcpy(d->e2e_le, rs.e2e_le, sizeof d->e2e_le);
@@ -333,6 +353,11 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
     for (int r = 0; r < n; r++)
         col[r] = dig[r].cpu_two_same;
     res->cpu_two_same = stats_t_interval(col, (size_t)n, 0.95);
+    for (int k = 0; k < RUN_NSTACK; k++) {
+        for (int r = 0; r < n; r++)
+            col[r] = dig[r].cpu_stack[k];
+        res->cpu_stack[k] = stats_t_interval(col, (size_t)n, 0.95);
+    }
     res->resp_sum = 0.0;
     for (int r = 0; r < n; r++) {
         tmp[r] = dig[r].response;

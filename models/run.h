@@ -22,6 +22,16 @@
 
 #define RUN_MAX_WARNINGS 16
 
+/* cpu.stack's figures, as vlrealpipe stackcal prints them (rp_stack.h), each
+ * a replication's and averaged with its interval: of the starts with a core
+ * free beside a running job, the share that went beside it; and for the
+ * spells (a core free while another holds two or more) begun by a start and
+ * by a core emptied, how many began per second, their mean length in ms, and
+ * the share of them a move ended. */
+enum { RUN_STACK_SHARE, RUN_START_SPELLS_S, RUN_START_SPELL_MS, RUN_START_MOVED,
+       RUN_END_SPELLS_S, RUN_END_SPELL_MS, RUN_END_MOVED, RUN_NSTACK };
+extern const char *const run_stack_names[RUN_NSTACK];
+
 /* Estimates of one latency distribution: each statistic averaged over the
  * replications with its interval; max is the largest value seen anywhere. */
 typedef struct {
@@ -94,6 +104,7 @@ typedef struct {
     stats_ci drop_rate;
     stats_ci cpu_two, cpu_two_same;  /* cpu: the share of the cores' busy time with exactly two
                                         jobs, and of that the share on one core (cpu.stack) */
+    stats_ci cpu_stack[RUN_NSTACK];  /* cpu.stack: run_stack_names' figures */
     int ngpus;
     gpu_est *gpu;
     double gpu_hours;            /* GPU-hours simulated in the measured windows */

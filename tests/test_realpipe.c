@@ -1156,6 +1156,13 @@ Test(realpipe, stack_summary_by_hand)
     cr_expect_eq(s.moves, 2);
     cr_expect_eq(s.spell_moves[0], 1);
     cr_expect_eq(s.spell_moves[1], 1);
+    cr_expect_eq(s.spells[0], 2);      /* 2-5 and 21-23 */
+    cr_expect_eq(s.spells[1], 1);      /* 44-45 */
+    cr_expect_eq(s.spells[2], 0);
+    cr_expect_eq(s.spell_ended[0][0], 1);   /* 21-23: F's end */
+    cr_expect_eq(s.spell_ended[0][2], 1);   /* 2-5: B's move */
+    cr_expect_eq(s.spell_ended[1][2], 1);   /* 44-45: J's move */
+    cr_expect_eq(s.spell_ended[0][1] + s.spell_ended[1][0] + s.spell_ended[1][1], 0);
     cr_expect_eq(s.other_moves, 1);
     close_to("migrate_ms", s.migrate_ms, 3);
     close_to("wait after a stacked start", s.spell_wait_ms[0], 5);
@@ -1194,6 +1201,10 @@ Test(realpipe, stack_going_on_by_hand)
         close_to("after a CPU emptied", s.spell_ms[1], slept ? 0.5 : 0);
         close_to("exposure", s.exposure_ms, slept ? 0.5 : 0);
         close_to("after a stacked start", s.spell_ms[0], 0);
+        cr_expect_eq(s.spells[0], 0);
+        cr_expect_eq(s.spells[1], slept);
+        cr_expect_eq(s.spells[2], !slept);
+        cr_expect_eq(s.spell_ended[slept ? 1 : 2][1], 1);   /* C's start on CPU 1 */
     }
 }
 

@@ -569,3 +569,112 @@ Test(stack, share_by_load_keys)
                                      "migrate_ms: 3}}\n", &c, err, sizeof err));
     cr_expect(strstr(err, "single share"), "%s", err);
 }
+
+/* ---- stackcal's figures (cores.h: chances, stacked, spells) ------------ */
+
+/* share 1, no move: jobs of 10 and 2 from t = 0. The second start had a core
+ * free beside a running job (a chance) and went beside it: a spell begun by a
+ * start, from 0 until the short job's end at 4 (2 of work at 1/2). */
+Test(stack, spell_begun_by_a_start)
+{
+    const double w[] = {10, 2};
+    double d[2];
+    cores_t k;
+    ev_queue q;
+    gsl_rng *r = rng_stream(7, 0, 1);
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 2, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, 1, NEVER, NEVER, r), 0);
+    for (int j = 0; j < 2; j++)
+        cr_assert_eq(cores_start(&k, &q, 0.0, 7, (uint32_t)j, 0, w[j]), 0);
+    drain(&k, &q, d);
+    cores_close(&k, d[0]);
+    cr_assert_eq(k.chances, 1);
+    cr_assert_eq(k.stacked, 1);
+    cr_assert_eq(k.spells[0], 1);
+    cr_assert_eq(k.spells[1], 0);
+    near("its length", k.spell_ms[0], 4, EXACT);
+    cr_assert_eq(k.spell_moves[0] + k.spell_moves[1], 0);
+    cores_free(&k);
+    ev_free(&q);
+    gsl_rng_free(r);
+}
+
+/* share 0: A (10) takes core 0, C (2) core 1 (a chance, not stacked), B (10),
+ * with no core free, joins the least loaded, core 0 (no chance). C ends at 2
+ * and, when its thread goes on at once with D (2) on the core C freed, core 1
+ * never empties: no spell then; D ends at 4 and a spell begun by an end lasts
+ * until A and B (8 left each at 4, at 1/2) end at 20: 16 ms. When C's thread
+ * sleeps instead, the spell is 2 to 20: 18 ms. With an instant pull it is
+ * one spell of no length, ended by a move. */
+static void emptied(int go_on, double pull_ms, cores_t *k)
+{
+    ev_queue q;
+    gsl_rng *r = rng_stream(7, 0, 1);
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(k, 2, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(k, 0, NEVER, pull_ms, r), 0);
+    cr_assert_eq(cores_start(k, &q, 0.0, 7, 0, 0, 10), 0);
+    cr_assert_eq(cores_start(k, &q, 0.0, 7, 2, 0, 2), 0);
+    cr_assert_eq(cores_start(k, &q, 0.0, 7, 1, 0, 10), 0);
+    cr_assert_eq(k->on[0], 2);
+    ev_t e;
+    double t_end = 0;
+    while (ev_pop(&q, &e) == 0) {
+        if (e.kind == TICK) {
+            cr_assert_eq(cores_event(k, &q, e.t, e.a, e.b), 0);
+            continue;
+        }
+        t_end = e.t;
+        if (e.a == 2 && go_on)
+            cr_assert_eq(cores_start_on(k, &q, e.t, 7, 3, 0, 2, cores_freed_core(k, e.t)), 0);
+    }
+    cores_close(k, t_end);
+    ev_free(&q);
+    gsl_rng_free(r);
+}
+
+Test(stack, spell_begun_by_an_end)
+{
+    cores_t k;
+    emptied(1, NEVER, &k);
+    cr_assert_eq(k.chances, 1);
+    cr_assert_eq(k.stacked, 0);
+    cr_assert_eq(k.spells[0], 0);
+    cr_assert_eq(k.spells[1], 1, "going on at once begins no spell: %ld", k.spells[1]);
+    near("after D's end", k.spell_ms[1], 16, EXACT);
+    cores_free(&k);
+    emptied(0, NEVER, &k);
+    cr_assert_eq(k.spells[1], 1);
+    near("after C's end", k.spell_ms[1], 18, EXACT);
+    cores_free(&k);
+    emptied(0, 0, &k);
+    cr_assert_eq(k.spells[1], 1);
+    cr_assert_eq(k.spell_moves[1], 1);
+    near("pulled at once", k.spell_ms[1], 0, EXACT);
+    cores_free(&k);
+}
+
+/* Through run_scenario: in the aligned pair (1 FPS, 10 s) the second frame of
+ * each period is a chance; stacked (share 1) it begins a spell of 20 ms, one
+ * a second, no move; with share 0 there is none. */
+static void pair_spells(double share)
+{
+    scenario_cfg c;
+    pair_fixture(&c, 2, 1, share);
+    run_result r;
+    run(&c, 2, &r);
+    near("stacked share", r.cpu_stack[RUN_STACK_SHARE].mean, share, EXACT);
+    near("start spells per s", r.cpu_stack[RUN_START_SPELLS_S].mean, share, EXACT);
+    near("their length", r.cpu_stack[RUN_START_SPELL_MS].mean, 20 * share, EXACT);
+    near("moved", r.cpu_stack[RUN_START_MOVED].mean, 0, EXACT);
+    near("end spells per s", r.cpu_stack[RUN_END_SPELLS_S].mean, 0, EXACT);
+    run_result_free(&r);
+    cfg_free(&c);
+}
+
+Test(stack, run_spell_figures)
+{
+    pair_spells(1);
+    pair_spells(0);
+}

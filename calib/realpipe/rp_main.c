@@ -812,20 +812,24 @@ static void stack_line(FILE *f, const char *what, const rp_stack_sum *s, const r
                "their speed alone); %ld "
                "woken for and started beside another with a CPU free, %ld of "
                "them on the busy CPU (share %.3f); a CPU free and another shared after a woken op "
-               "stacked %.1f ms, %ld moves (mean wait %.3f ms), after a CPU emptied %.1f ms, %ld "
-               "moves (%.3f ms), between a going-on thread's ops %.1f ms, %ld moves; %ld other "
+               "stacked %ld spells, %.1f ms, %ld moves (mean wait %.3f ms), after a CPU emptied %ld "
+               "spells, %.1f ms, %ld moves (%.3f ms), between a going-on thread's ops %ld spells, "
+               "%.1f ms, %ld moves; %ld other "
                "moves; two ops %.1f ms, %.1f %% of it on one CPU; "
                "%ld starts beside one op: %ld ran through (%.3f ms), %ld were cut after %.3f ms, "
                "%ld lost the other to another CPU, %ld without a gap (mean wait for a turn %.3f "
-               "ms)\n",
+               "ms); spells ended by an op's end / a start on the free CPU / a move: after a "
+               "start %ld / %ld / %ld, after a CPU emptied %ld / %ld / %ld\n",
             what, s->ops, s->util, s->span_ms > 0 ? s->op_ms / s->span_ms : 0,
             alone > 0 ? s->on_cpu_ms / alone : 0, s->op_ms > 0 ? 100 * s->lone_gap_ms / s->op_ms : 0,
             s->on_cpu_ms + s->lone_gap_ms > 0 ? alone / (s->on_cpu_ms + s->lone_gap_ms) : 0,
-            s->chances, s->stacked, s->share, s->spell_ms[0],
-            s->spell_moves[0], s->spell_wait_ms[0], s->spell_ms[1], s->spell_moves[1],
-            s->spell_wait_ms[1], s->spell_ms[2], s->spell_moves[2], s->other_moves, s->two_ms,
+            s->chances, s->stacked, s->share, s->spells[0], s->spell_ms[0],
+            s->spell_moves[0], s->spell_wait_ms[0], s->spells[1], s->spell_ms[1], s->spell_moves[1],
+            s->spell_wait_ms[1], s->spells[2], s->spell_ms[2], s->spell_moves[2], s->other_moves, s->two_ms,
             s->two_ms > 0 ? 100 * s->two_same_ms / s->two_ms : 0, s->shared_starts, s->through,
-            s->through_ms, s->cut, s->slice_ms, s->moved_back, s->no_gap, s->switch_ms);
+            s->through_ms, s->cut, s->slice_ms, s->moved_back, s->no_gap, s->switch_ms,
+            s->spell_ended[0][0], s->spell_ended[0][1], s->spell_ended[0][2],
+            s->spell_ended[1][0], s->spell_ended[1][1], s->spell_ended[1][2]);
 }
 
 /* The stackcal file: the figures by load as comments, and the stack line

@@ -285,9 +285,13 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
             idle += on[c] == 0;
         }
         if (idle > 0 && most >= 2) {
-            if (spell < 0)             /* a spell begins: by a start, or by a CPU emptied */
+            if (spell < 0) {           /* a spell begins: by a start, or by a CPU emptied */
                 spell = v->type == EV_START ? 0 : v->type == EV_END && goes_on[v->op] ? 2 : 1;
+                s->spells[spell]++;
+            }
         } else {
+            if (spell >= 0)            /* what ended it: an op's end, a start, a move */
+                s->spell_ended[spell][v->type == EV_END ? 0 : v->type == EV_START ? 1 : 2]++;
             spell = -1;
         }
     }

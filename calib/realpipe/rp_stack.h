@@ -78,6 +78,9 @@ typedef struct {
      * the CPU was not idle, only between two ops, so neither wait counts it. */
     double spell_ms[3], exposure_ms;     /* exposure_ms: kinds 0 and 1 */
     long spell_moves[3], moves;          /* moves: kinds 0 and 1 */
+    long spells[3];                /* spells begun, by kind */
+    long spell_ended[3][3];        /* ended, by kind and by what ended them: an op's end (on
+                                      the shared CPU), an op's start (on the free CPU), a move */
     long other_moves;              /* the ops' other CPU changes */
     double migrate_ms;             /* exposure_ms / moves (-1: no move seen) */
     double spell_wait_ms[3];       /* spell_ms / spell_moves (-1: no move seen) */

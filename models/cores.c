@@ -235,10 +235,13 @@ static int place(cores_t *c)
         return least_loaded(c, 0);
     if (c->n == 0)
         return idle;
+    int busy = least_loaded(c, 1);
+    if (busy < 0 || c->on[busy] >= 2)
+        return idle;                   /* the busy cores are crowded: the free one */
     c->chances++;
     if (gsl_rng_uniform(c->place_rng) < cores_share_now(c)) {
         c->stacked++;
-        return least_loaded(c, 1);     /* beside a running job: stacked */
+        return busy;                   /* beside a running job: stacked */
     }
     return idle;
 }

@@ -1181,6 +1181,33 @@ Test(realpipe, stack_summary_by_hand)
     close_to("step 1 on one CPU", s.two_same_ms, 2);
 }
 
+/* The share's chances are starts beside exactly one op (ms, 2 CPUs, every op
+ * woken for): A on CPU 0 over 0-10, B on CPU 0 over 1-9 beside it with CPU 1
+ * free (a chance, stacked). C starts on CPU 1 at 2 while CPU 0 runs two (a
+ * crowded chance, not stacked) and ends at 4; D starts on CPU 0 at 5 while
+ * it still runs two and CPU 1 none (crowded, stacked), ends at 6. So 1
+ * chance, 1 stacked, share 1; 2 crowded, 1 of them stacked. Spells: 1-2 (a
+ * start began it, C's start ended it) and 4-9 (C's end began it, B's end
+ * ended it). */
+Test(realpipe, stack_crowded_starts_apart)
+{
+    rp_stack_op op[4] = {stack_op(0, 10, 0, 0, 0, 0), stack_op(1, 9, 0, 0, 0, 0),
+                         stack_op(2, 4, 0, 1, 0, 0), stack_op(5, 6, 0, 0, 0, 0)};
+    rp_stack_sum s;
+    cr_assert_eq(rp_stack_summarize(op, 4, 2, -1, &s), 0);
+    cr_expect_eq(s.chances, 1);
+    cr_expect_eq(s.stacked, 1);
+    close_to("share", s.share, 1);
+    cr_expect_eq(s.chances2, 2);
+    cr_expect_eq(s.stacked2, 1);
+    cr_expect_eq(s.spells[0], 1);
+    cr_expect_eq(s.spells[1], 1);
+    cr_expect_eq(s.spell_ended[0][1], 1);
+    cr_expect_eq(s.spell_ended[1][0], 1);
+    close_to("after the start", s.spell_ms[0], 1);
+    close_to("after C's end", s.spell_ms[1], 5);
+}
+
 /* A CPU emptied between two ops of a thread that goes on is not a CPU
  * gone idle (ms): A (thread 0) on CPU 0 over 0-10, D (thread 2) stacked
  * beside it over 2-6, B (thread 1) on CPU 1 over 0-4 and the same

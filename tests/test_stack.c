@@ -600,6 +600,36 @@ Test(stack, spell_begun_by_a_start)
     gsl_rng_free(r);
 }
 
+/* share 1, no move: A (10), B (10) and C (2) from t = 0. B goes beside A (a
+ * chance, stacked); C comes while the busy core already holds two, so it
+ * goes onto the free core (no chance): alone there, it ends at 2, and A and
+ * B at 1/2 end at 20. Put beside them (the rule before 2026-12-03) C would
+ * run at 1/3 and end at 6. */
+Test(stack, crowded_core_sends_a_start_to_the_free_one)
+{
+    const double w[] = {10, 10, 2};
+    double d[3];
+    cores_t k;
+    ev_queue q;
+    gsl_rng *r = rng_stream(7, 0, 1);
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 2, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, 1, NEVER, NEVER, r), 0);
+    for (int j = 0; j < 3; j++)
+        cr_assert_eq(cores_start(&k, &q, 0.0, 7, (uint32_t)j, 0, w[j]), 0);
+    cr_assert_eq(k.on[0], 2);
+    cr_assert_eq(k.on[1], 1);
+    drain(&k, &q, d);
+    near("C alone on the free core", d[2], 2, EXACT);
+    near("A beside B", d[0], 20, EXACT);
+    near("B beside A", d[1], 20, EXACT);
+    cr_assert_eq(k.chances, 1);
+    cr_assert_eq(k.stacked, 1);
+    cores_free(&k);
+    ev_free(&q);
+    gsl_rng_free(r);
+}
+
 /* share 0: A (10) takes core 0, C (2) core 1 (a chance, not stacked), B (10),
  * with no core free, joins the least loaded, core 0 (no chance). C ends at 2
  * and, when its thread goes on at once with D (2) on the core C freed, core 1

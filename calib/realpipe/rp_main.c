@@ -810,8 +810,8 @@ static void stack_line(FILE *f, const char *what, const rp_stack_sum *s, const r
     fprintf(f, "# %s: %ld ops (CPUs busy %.3f of the time, %.3f running on average, on a CPU %.3f x their time alone, off it "
                "with no op beside them %.1f %% of their time: the machine ran them at %.3f of "
                "their speed alone); %ld "
-               "woken for and started beside another with a CPU free, %ld of "
-               "them on the busy CPU (share %.3f); a CPU free and another shared after a woken op "
+               "woken for and started beside one op with a CPU free, %ld of "
+               "them on the busy CPU (share %.3f; beside two or more, %ld and %ld); a CPU free and another shared after a woken op "
                "stacked %ld spells, %.1f ms, %ld moves (mean wait %.3f ms), after a CPU emptied %ld "
                "spells, %.1f ms, %ld moves (%.3f ms), between a going-on thread's ops %ld spells, "
                "%.1f ms, %ld moves; %ld other "
@@ -823,7 +823,7 @@ static void stack_line(FILE *f, const char *what, const rp_stack_sum *s, const r
             what, s->ops, s->util, s->span_ms > 0 ? s->op_ms / s->span_ms : 0,
             alone > 0 ? s->on_cpu_ms / alone : 0, s->op_ms > 0 ? 100 * s->lone_gap_ms / s->op_ms : 0,
             s->on_cpu_ms + s->lone_gap_ms > 0 ? alone / (s->on_cpu_ms + s->lone_gap_ms) : 0,
-            s->chances, s->stacked, s->share, s->spells[0], s->spell_ms[0],
+            s->chances, s->stacked, s->share, s->chances2, s->stacked2, s->spells[0], s->spell_ms[0],
             s->spell_moves[0], s->spell_wait_ms[0], s->spells[1], s->spell_ms[1], s->spell_moves[1],
             s->spell_wait_ms[1], s->spells[2], s->spell_ms[2], s->spell_moves[2], s->other_moves, s->two_ms,
             s->two_ms > 0 ? 100 * s->two_same_ms / s->two_ms : 0, s->shared_starts, s->through,

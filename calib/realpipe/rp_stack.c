@@ -262,10 +262,18 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
         }
         const stack_ev *v = &e[k];
         if (v->type == EV_START) {
+            int least = 0;             /* the least ops on a CPU running any */
+            for (int c = 0; c < cpus; c++)
+                if (on[c] > 0 && (least == 0 || on[c] < least))
+                    least = on[c];
             if (op[v->op].woken && total >= 1 && idle > 0) {
-                s->chances++;
-                if (on[v->to] >= 1)
-                    s->stacked++;
+                int crowded = least >= 2;
+                s->chances += !crowded;
+                s->chances2 += crowded;
+                if (on[v->to] >= 1) {
+                    s->stacked += !crowded;
+                    s->stacked2 += crowded;
+                }
             }
         } else if (v->type == EV_MOVE) {
             if (spell >= 0 && on[v->from] >= 2 && on[v->to] == 0)

@@ -7,10 +7,13 @@
  * move it. The simulator's cpu.stack models that with two figures, measured
  * here apart from the pipeline:
  *   share       of the ops whose thread was woken for them (it slept on its
- *               queue) and that start while another op runs and a CPU has
- *               none, the part that start on a CPU already running one (a
+ *               queue) and that start while a CPU runs exactly one op and
+ *               another none, the part that start on the busy CPU (a
  *               thread going on at once with its next op stays where it
- *               is, as the simulator's does);
+ *               is, as the simulator's does). Starts while every busy CPU
+ *               ran two or more are counted apart: almost none go beside
+ *               them (9 of 353 on 2026-12-03), and the simulator puts
+ *               them on the free core;
  *   migrate_ms  while a CPU runs no op and another runs two or more, the
  *               mean wait until one moves over: the time spent in that
  *               state over the moves out of it (the maximum-likelihood
@@ -66,8 +69,11 @@ typedef struct {
     double on_cpu_ms;              /* the ops' time less their gaps: on a CPU */
     double lone_gap_ms;            /* of the gaps, the time no other op was on the op's CPU: the
                                       machine took it (a hypervisor's steal, another process) */
-    long chances;                  /* woken ops' starts with another op running and a CPU running none */
+    long chances;                  /* woken ops' starts with a CPU running none and one running
+                                      exactly one op (the share's) */
     long stacked;                  /* of those, starts on a CPU already running an op */
+    long chances2, stacked2;       /* the same while every CPU running an op ran two or more
+                                      (the simulator puts such a start on the free core) */
     double share;                  /* stacked / chances (0 when no chance) */
     /* Time with a CPU running no op and another two or more, and the moves
      * out of it (an op from a CPU of 2+ to one of none), by how that spell

@@ -227,6 +227,14 @@ static int check_move(cores_t *c, ev_queue *q, double now)
     return 0;
 }
 
+int cores_crowded(const cores_t *c)
+{
+    if (!c->place_rng || first_free(c) < 0)
+        return 0;
+    int busy = least_loaded(c, 1);
+    return busy >= 0 && c->on[busy] >= 2;
+}
+
 /* Placement on: the core a job starting now goes onto. */
 static int place(cores_t *c)
 {

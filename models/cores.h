@@ -156,6 +156,9 @@ int cores_set_turns(cores_t *c, double switch_ms);
  * arguments. */
 int cores_set_share_load(cores_t *c, const double *load, const double *share, int n,
                          double halflife_ms);
+/* Placement on: a core is free and every core running a job holds two or
+ * more (a start now would go onto the free core). 0 with placement off. */
+int cores_crowded(const cores_t *c);
 /* The share a start with a core free would go beside a running job with now. */
 double cores_share_now(const cores_t *c);
 /* From now on the cores run at `speed` (> 0) times their rate: the work

@@ -401,7 +401,9 @@ static void handoff(pipe_t *p, int from, int s, double now)
  * the waker counted when it carries on: a worker stage that still has items
  * queued starts the next one at this instant. A share wake_held[k] of the
  * wake-ups are held instead: queued behind a running job, the thread runs
- * when the next stage job on the cores ends. */
+ * when the next stage job on the cores ends. With cpu.stack, none is held
+ * while a core is free and every busy one holds two or more: the woken
+ * thread goes onto the free core (cores_crowded), as its start would. */
 
 struct held_wake {
     uint32_t kind, a;
@@ -445,7 +447,8 @@ static void hold(pipe_t *p, uint32_t kind, uint32_t a, uint64_t b)
 static void wake_by(pipe_t *p, int k, double now, double plain, const dist_t *busy, int nbusy,
                     const double *held, int nheld, uint32_t kind, uint32_t a, uint64_t b)
 {
-    if (nheld > 0 && k > 0 && gsl_rng_uniform(p->wake_rng) < held[k < nheld ? k : nheld - 1]) {
+    if (nheld > 0 && k > 0 && !cores_crowded(&p->cores)
+        && gsl_rng_uniform(p->wake_rng) < held[k < nheld ? k : nheld - 1]) {
         hold(p, kind, a, b);
         return;
     }

@@ -59,6 +59,16 @@ static inline void periodic(scenario_cfg *c, int streams, double fps)
     c->workload.phase = PHASE_ALIGNED;
 }
 
+/* Periodic streams at the given phases (ms), one set for every replication. */
+static inline void given_phases(scenario_cfg *c, int n, const double *ms)
+{
+    c->workload.phase = PHASE_GIVEN;
+    c->workload.nphase_sets = 1;
+    c->workload.phase_ms = malloc((size_t)n * sizeof(double));
+    cr_assert_not_null(c->workload.phase_ms);
+    memcpy(c->workload.phase_ms, ms, (size_t)n * sizeof(double));
+}
+
 static inline void poisson(scenario_cfg *c, double rate_hz)
 {
     c->workload.arrival = ARRIVAL_POISSON;

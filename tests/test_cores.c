@@ -292,16 +292,6 @@ Test(cores, scenario_keys)
     cr_expect(strstr(err, "cpu.source") && strstr(err, "did you mean 'timer'"), "%s", err);
 }
 
-/* Periodic streams at the given phases (ms), one set for every replication. */
-static void given_phases(scenario_cfg *c, int n, const double *ms)
-{
-    c->workload.phase = PHASE_GIVEN;
-    c->workload.nphase_sets = 1;
-    c->workload.phase_ms = malloc((size_t)n * sizeof(double));
-    cr_assert_not_null(c->workload.phase_ms);
-    memcpy(c->workload.phase_ms, ms, (size_t)n * sizeof(double));
-}
-
 /* cpu.wake_busy or timer_busy: n constant classes of ms[k]. */
 static void constants(dist_t *d, int *nd, int n, const double *ms)
 {

@@ -275,6 +275,40 @@ Test(stack, pipeline_pooled) { aligned_pair(0, 0, 200, 10, 10); }
 Test(stack, pipeline_share0) { aligned_pair(1, 0, 200, 10, 10); }
 Test(stack, pipeline_stacked) { aligned_pair(1, 1, 400, 20, 20); }
 
+/* A wake-up while a core is free beside crowded ones is not held. Frames at
+ * 0, 1 and 2 ms (1 FPS), 3 decode workers on 2 cores, 5 ms, wake_ms 0.1,
+ * wake_held [0, 0, 1], share 1, no move, even sharing. A: nothing running,
+ * [0.1, ...] on core 0; B at 1: one job running (not held), woken at 1.1,
+ * beside A (share 1); C at 2: two running, but core 1 is free and core 0
+ * holds two, so it is woken at 2.1, not held, and goes onto core 1: [2.1,
+ * 7.1]. A ran 1 alone, its last 4 at 1/2: ends at 9.1; B's last 1 alone:
+ * 10.1. Sojourns 9.1, 9.1, 5.1. Held, C would wait for A's end at 9.1. */
+Test(stack, crowded_wake_is_not_held)
+{
+    scenario_cfg c;
+    kit_base(&c, "crowdheld", 3, 1, 0, 0.0, 10.0, 1);
+    periodic(&c, 3, 1.0);
+    given_phases(&c, 3, (const double[]){0.0, 1.0, 2.0});
+    on_workers(&c, 0, "decode", 3, 5.0);
+    c.cpu.cores = 2;
+    c.cpu.stage_mask = 1;
+    c.cpu.wake_ms = 0.1;
+    c.cpu.nwake_held = 3;
+    c.cpu.wake_held[0] = 0;
+    c.cpu.wake_held[1] = 0;
+    c.cpu.wake_held[2] = 1;
+    c.cpu.has_stack = 1;
+    c.cpu.stack_share = 1;
+    c.cpu.stack_migrate_ms = NEVER;
+    c.cpu.stack_pull_ms = NEVER;
+    rep_stats rs;
+    rep1(&c, &rs);
+    hist_is("decode wait", &rs.stage[0].wait, 30, 30 * 0.1, 0.1, 0.1);
+    hist_is("decode sojourn", &rs.stage[0].sojourn, 30, 10 * (9.1 + 9.1 + 5.1), 5.1, 9.1);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
 /* The loader: cpu.stack's two keys, and its errors by key path. */
 static const char *load_err(const char *yaml, scenario_cfg *c, char *err, size_t n)
 {

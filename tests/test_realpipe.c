@@ -1169,6 +1169,18 @@ Test(realpipe, stack_summary_by_hand)
     close_to("wait after a CPU emptied", s.spell_wait_ms[1], 1);
     close_to("two ops", s.two_ms, 13);
     close_to("two on one CPU", s.two_same_ms, 6);
+    /* by age (bins to 0.25, 0.5, 1, 2, 4, 8, more): 2-5 spends ages 0-3 and
+     * moves at 3 (the bin to 4), 21-23 ages 0-2 unmoved; 44-45 ages 0-1,
+     * moved at 1 (the bin to 1: a bin holds its upper end) */
+    const double age0[RP_STACK_NAGE] = {0.5, 0.5, 1, 2, 1, 0, 0};
+    const double age1[RP_STACK_NAGE] = {0.25, 0.25, 0.5, 0, 0, 0, 0};
+    const long mv0[RP_STACK_NAGE] = {0, 0, 0, 0, 1, 0, 0}, mv1[RP_STACK_NAGE] = {0, 0, 1, 0, 0, 0, 0};
+    for (int b = 0; b < RP_STACK_NAGE; b++) {
+        close_to("time by age after a start", s.age_ms[0][b], age0[b]);
+        close_to("time by age after a CPU emptied", s.age_ms[1][b], age1[b]);
+        cr_expect_eq(s.age_moves[0][b], mv0[b], "bin %d", b);
+        cr_expect_eq(s.age_moves[1][b], mv1[b], "bin %d", b);
+    }
     cr_assert_eq(rp_stack_summarize(op, 10, 2, 1, &s), 0);
     cr_expect_eq(s.ops, 2);
     cr_expect_eq(s.chances, 1);
@@ -1292,7 +1304,7 @@ Test(realpipe, stackcal_run_and_scenario, .timeout = 120)
     rp_params_default(&p);
     rp_stack_result r;
     char err[512] = "";
-    cr_assert_eq(rp_stack_run(&p, 1.0, &r, err, sizeof err), 0, "%s", err);
+    cr_assert_eq(rp_stack_run(&p, 1.0, 1, &r, err, sizeof err), 0, "%s", err);
     cr_expect(r.decode_ms > 0 && r.chain_ms > 0 && r.units_per_ms > 0);
     cr_expect(r.all.stacked <= r.all.chances && r.all.chances > 0);
     close_to("share", r.all.share, (double)r.all.stacked / (double)r.all.chances);

@@ -11,7 +11,7 @@
  *   vlrealpipe corecal   [PARAMS] [--threads T] [--rounds R] [--seconds S] [--out F.yaml]
  *   vlrealpipe wakecal   [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe driftcal  [PARAMS] [--threads T] [--seconds S] [--window-ms W] [--out F.yaml]
- *   vlrealpipe stackcal  [PARAMS] [--seconds S] [--out F.yaml]
+ *   vlrealpipe stackcal  [PARAMS] [--seconds S] [--op-scale X] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--overlap F.csv]
  *                        [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...
@@ -60,7 +60,7 @@ static void usage(FILE *f)
         "       vlrealpipe wakecal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe driftcal [PARAMS] [--threads T] [--seconds S] [--window-ms W]\n"
         "                           [--out F.yaml [--force]]\n"
-        "       vlrealpipe stackcal [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
+        "       vlrealpipe stackcal [PARAMS] [--seconds S] [--op-scale X] [--out F.yaml [--force]]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
         "                           [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...\n"
@@ -98,7 +98,9 @@ static void usage(FILE *f)
         "them and that start beside another with a CPU free, those on the busy CPU;\n"
         "migrate_ms: the mean wait for a move to the free CPU after such a start; pull_ms:\n"
         "the same after a CPU's last op ended beside a shared CPU. The simulator's\n"
-        "cpu.stack (--stack-calib F).\n"
+        "cpu.stack (--stack-calib F). Each load also prints the moves per ms by the spell's\n"
+        "age (flat if the wait is exponential); --op-scale X (1) makes the ops X times the\n"
+        "real ones, to see older ages (its figures are not the pipeline's).\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err;\n"
         "--overlap: the real ops' times by how many other ops ran beside them (rp_overlap.h).\n"
@@ -276,6 +278,7 @@ struct opts {
     double load, sim_s;
     int sim_reps, rounds, threads;
     double seconds, window_ms;     /* driftcal's windows (0: 1000 ms) */
+    double op_scale;               /* stackcal: its ops this many times the real ones' */
     char *speed;                   /* --drift-calib: its "speed: {...}" mapping (malloc'd) */
     const char *cores_calib;       /* --cores-calib: a corecal file's speedup */
     bool force;
@@ -423,6 +426,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
     o->rounds = 0;                 /* mixcal 60, corecal 5 */
     o->threads = 0;                /* corecal 4, driftcal --cores */
     o->seconds = 0;                /* corecal 1, wakecal 4 */
+    o->op_scale = 1;
     o->load = NAN;
     o->files = calloc((size_t)argc, sizeof *o->files);
     o->phases = calloc((size_t)argc, sizeof *o->phases);
@@ -453,7 +457,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             {"--queries-per-min", 0, 1e6}, {"--cores", 1, 4096}, {"--wake-ms", 0, 1e3},
             {"--load", 1e-6, 10}, {"--sim-duration", 1e-3, 1e7}, {"--sim-reps", 1, 1000},
             {"--rounds", 1, 1e5}, {"--threads", 1, RP_CORES_MAX}, {"--window-ms", 1, 1e6},
-            {"--seconds", 1e-3, 3600}};
+            {"--seconds", 1e-3, 3600}, {"--op-scale", 0.1, 100}};
         int k = 0, nn = (int)(sizeof num / sizeof num[0]);
         while (k < nn && strcmp(a, num[k].name))
             k++;
@@ -488,7 +492,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             case 15: o->rounds = (int)x; break;
             case 16: o->threads = (int)x; break;
             case 17: o->window_ms = x; break;
-            default: o->seconds = x; break;
+            case 18: o->seconds = x; break;
+            default: o->op_scale = x; break;
             }
         } else if (!strcmp(a, "--wakeup")) {
             if (read_wakeup(v, &o->p.wake_ms, &o->p, err, n))
@@ -830,6 +835,15 @@ static void stack_line(FILE *f, const char *what, const rp_stack_sum *s, const r
             s->through_ms, s->cut, s->slice_ms, s->moved_back, s->no_gap, s->switch_ms,
             s->spell_ended[0][0], s->spell_ended[0][1], s->spell_ended[0][2],
             s->spell_ended[1][0], s->spell_ended[1][1], s->spell_ended[1][2]);
+    /* the wait for a move by the spell's age: moves per ms spent at that age */
+    for (int k = 0; k < 2; k++) {
+        fprintf(f, "#   %s: moves per ms by the spell's age (ms 0-0.25/0.5/1/2/4/8/more) %s:", what,
+                k == 0 ? "after a start" : "after a CPU emptied");
+        for (int b = 0; b < RP_STACK_NAGE; b++)
+            fprintf(f, " %.3f (%ld in %.1f ms)", s->age_ms[k][b] > 0 ? s->age_moves[k][b] / s->age_ms[k][b] : 0,
+                    s->age_moves[k][b], s->age_ms[k][b]);
+        fprintf(f, "\n");
+    }
 }
 
 /* The stackcal file: the figures by load as comments, and the stack line
@@ -839,7 +853,7 @@ static int cmd_stackcal(opts *o, char *err, size_t n)
     if (check_out(o->out, o->force, err, n))
         return -1;
     rp_stack_result r;
-    if (rp_stack_run(&o->p, o->seconds > 0 ? o->seconds : 4, &r, err, n))
+    if (rp_stack_run(&o->p, o->seconds > 0 ? o->seconds : 4, o->op_scale, &r, err, n))
         return -1;
     char *text = NULL;
     size_t cap = 0;
@@ -850,9 +864,10 @@ static int cmd_stackcal(opts *o, char *err, size_t n)
     }
     fprintf(m, "# vlrealpipe stackcal: %d CPUs; a release thread, %d decode workers, a sampler\n"
                "# keeping 1 in %d and an executor, handing over as the pipeline's threads do;\n"
-               "# busy-loop ops of the real ops' times alone (decode %.3f ms, encode + reduce +\n"
+               "# busy-loop ops of %g x the real ops' times alone (decode %.3f ms, encode + reduce +\n"
                "# prefill %.3f ms; %.0f units per ms), %g s at each load\n",
-            r.cpus, r.workers, r.keep_every, r.decode_ms, r.chain_ms, r.units_per_ms, r.seconds);
+            r.cpus, r.workers, r.keep_every, r.op_scale, r.decode_ms, r.chain_ms, r.units_per_ms,
+            r.seconds);
     for (int l = 0; l < RP_STACK_NLOADS; l++) {
         char what[32];
         snprintf(what, sizeof what, "%.0f %%", 100 * r.load[l]);

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE                    /* sched_getcpu */
 #include "calib/realpipe/rp_stack.h"
 
+#include <math.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -22,6 +23,28 @@
 #include "calib/realpipe/rp_ops.h"
 
 /* ---- the figures ---------------------------------------------------------- */
+
+const double rp_stack_age_ms[RP_STACK_NAGE] = {0.25, 0.5, 1, 2, 4, 8, HUGE_VAL};
+
+/* The bin of a move at age a: the first whose upper end is a or more. */
+static int age_bin(double a)
+{
+    int b = 0;
+    while (b < RP_STACK_NAGE - 1 && a > rp_stack_age_ms[b])
+        b++;
+    return b;
+}
+
+/* Spread a spell's time from age a0 to a1 over the age bins. */
+static void add_ages(double *ms, double a0, double a1)
+{
+    double lo = 0;
+    for (int b = 0; b < RP_STACK_NAGE; lo = rp_stack_age_ms[b++]) {
+        double x = a0 > lo ? a0 : lo, y = a1 < rp_stack_age_ms[b] ? a1 : rp_stack_age_ms[b];
+        if (y > x)
+            ms[b] += y - x;
+    }
+}
 
 enum { EV_END, EV_MOVE, EV_START };    /* the order of events at one instant */
 
@@ -248,12 +271,15 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
         s->span_ms = e[ne - 1].t - e[0].t;
     int on[RP_STACK_MAX_CPU] = {0}, total = 0, most = 0, idle = cpus;   /* idle: CPUs with no op */
     int spell = -1;                    /* the shared spell's kind (-1: not in one) */
+    double spell_t0 = 0;               /* when it began */
     for (size_t k = 0; k < ne; k++) {
         if (k > 0) {
             double dt = e[k].t - e[k - 1].t;
             s->busy_cpu_ms += dt * (cpus - idle);
             if (spell >= 0)
                 s->spell_ms[spell] += dt;
+            if (spell == 0 || spell == 1)
+                add_ages(s->age_ms[spell], e[k - 1].t - spell_t0, e[k].t - spell_t0);
             if (total == 2) {
                 s->two_ms += dt;
                 if (most == 2)
@@ -276,8 +302,11 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
                 }
             }
         } else if (v->type == EV_MOVE) {
-            if (spell >= 0 && on[v->from] >= 2 && on[v->to] == 0)
+            if (spell >= 0 && on[v->from] >= 2 && on[v->to] == 0) {
                 s->spell_moves[spell]++;
+                if (spell < 2)
+                    s->age_moves[spell][age_bin(v->t - spell_t0)]++;
+            }
             else
                 s->other_moves++;
         }
@@ -295,6 +324,7 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
         if (idle > 0 && most >= 2) {
             if (spell < 0) {           /* a spell begins: by a start, or by a CPU emptied */
                 spell = v->type == EV_START ? 0 : v->type == EV_END && goes_on[v->op] ? 2 : 1;
+                spell_t0 = v->t;
                 s->spells[spell]++;
             }
         } else {
@@ -520,7 +550,8 @@ static void q_free(queue *q)
     free(q->item);
 }
 
-int rp_stack_run(const rp_params *p, double seconds, rp_stack_result *r, char *err, size_t errlen)
+int rp_stack_run(const rp_params *p, double seconds, double op_scale, rp_stack_result *r, char *err,
+                 size_t errlen)
 {
     memset(r, 0, sizeof *r);
     if (p->cores < 1 || p->cores > RP_STACK_MAX_CPU || !(seconds > 0) || p->keep_every < 1
@@ -545,6 +576,9 @@ int rp_stack_run(const rp_params *p, double seconds, rp_stack_result *r, char *e
         return -1;
     }
     op_times(&solo, &r->decode_ms, &r->chain_ms);
+    r->op_scale = op_scale > 0 ? op_scale : 1;
+    r->decode_ms *= r->op_scale;
+    r->chain_ms *= r->op_scale;
     rp_solo_free(&solo);
     dect_clip_free(clip);
     r->units_per_ms = units_per_ms();

@@ -58,6 +58,10 @@ typedef struct {
     struct { double t0, t1; } gap[RP_STACK_MAX_GAP];   /* the last unit before, the first after */
 } rp_stack_op;
 
+/* The spells' age bins: their upper ends, ms (the last is open). */
+#define RP_STACK_NAGE 7
+extern const double rp_stack_age_ms[RP_STACK_NAGE];
+
 /* The figures, over every op or one load step's. */
 typedef struct {
     long ops;
@@ -87,6 +91,13 @@ typedef struct {
     long spells[3];                /* spells begun, by kind */
     long spell_ended[3][3];        /* ended, by kind and by what ended them: an op's end (on
                                       the shared CPU), an op's start (on the free CPU), a move */
+    /* The spells of kinds 0 and 1 by their age: the time spent at ages in
+     * each bin of rp_stack_age_ms (ms: [0, 0.25], (0.25, 0.5], (0.5, 1], (1,
+     * 2], (2, 4], (4, 8], over 8) and the moves out of them at such an age.
+     * Moves over time in a bin is the hazard there: flat if the wait for a
+     * move is exponential, as the simulator draws it. */
+    double age_ms[2][RP_STACK_NAGE];
+    long age_moves[2][RP_STACK_NAGE];
     long other_moves;              /* the ops' other CPU changes */
     double migrate_ms;             /* exposure_ms / moves (-1: no move seen) */
     double spell_wait_ms[3];       /* spell_ms / spell_moves (-1: no move seen) */
@@ -116,7 +127,8 @@ typedef struct {
 typedef struct {
     int cpus, workers, keep_every;
     double seconds;                /* at each load */
-    double decode_ms, chain_ms;    /* the ops' times alone (the real kernels) */
+    double decode_ms, chain_ms;    /* the ops' times alone (the real kernels), times op_scale */
+    double op_scale;
     double units_per_ms;           /* the busy loop's speed alone */
     double load[RP_STACK_NLOADS];
     rp_stack_sum all, at[RP_STACK_NLOADS];
@@ -128,7 +140,10 @@ typedef struct {
 int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_stack_sum *s);
 
 /* The measurement: p->cores CPUs, p->decode_workers workers, seconds at each
- * load. 0, or -1 and a message. */
-int rp_stack_run(const rp_params *p, double seconds, rp_stack_result *r, char *err, size_t errlen);
+ * load, the ops op_scale (> 0) times the real ops' times (1: the pipeline's;
+ * longer ops show the wait for a move at older ages). 0, or -1 and a
+ * message. */
+int rp_stack_run(const rp_params *p, double seconds, double op_scale, rp_stack_result *r, char *err,
+                 size_t errlen);
 
 #endif

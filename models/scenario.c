@@ -2335,6 +2335,9 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
             if (u->speedup[i] > (double)(i + 1))
                 return fail(ld, e, ipath, "%zu busy threads cannot run faster than %zu cores, "
                             "got %g", i + 1, i + 1, u->speedup[i]);
+            if (u->speedup[i] > (double)u->cores)
+                return fail(ld, e, ipath, "%zu busy threads on %d cores cannot run faster than "
+                            "%d cores, got %g", i + 1, u->cores, u->cores, u->speedup[i]);
         }
         u->nspeedup = (int)n;
     }

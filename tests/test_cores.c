@@ -275,6 +275,9 @@ Test(cores, scenario_keys)
     cfg_free(&c);
     cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speedup: [1, 2.5]}\n", &c, err, sizeof err));
     cr_expect(strstr(err, "cpu.speedup[1]") && strstr(err, "cannot run faster"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speedup: [1, 2, 2.3]}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.speedup[2]") && strstr(err, "on 2 cores cannot run faster than 2")
+              && strstr(err, ":6:33:"), "%s", err);
     cr_assert_not_null(load_err(BASE "cpu: {cores: 2, speedup: 1.5}\n", &c, err, sizeof err));
     cr_expect(strstr(err, "cpu.speedup") && strstr(err, "expected a list"), "%s", err);
     cr_assert_null(load_err(BASE "cpu: {cores: 2, wake_ms: 0.01, timer_ms: 0.04, source: timer}\n",

@@ -405,6 +405,12 @@ Test(realpipe, scenario_from_calibration)
     cr_expect_eq(c.cpu.nspeedup, 3);
     close_to("speedup[1]", c.cpu.speedup[1], 1.33);
     cfg_free(&c);
+    /* more than the cores (a faster spell while corecal counted) is written
+     * as the cores, so that the scenario loads */
+    p.speedup[2] = 2.3;
+    fixture_scenario(&p, 3, NULL, 0, &cap, &c);
+    close_to("speedup[2] at most 2 cores", c.cpu.speedup[2], 2);
+    cfg_free(&c);
 }
 
 /* With a speed-up table the cores saturate at its value for 3 threads (2
@@ -433,6 +439,16 @@ Test(realpipe, capacity_with_speedup)
     cr_assert_eq(rp_capacity_of(&p, D "tiny-fixture.yaml", "calib/data/fixture-video.yaml", &c,
                                 err, sizeof err), 0, "%s", err);
     close_to("cores, 3 workers", c.rate[RP_RES_CORES], 1000.0 * (1.9 - 0.00128) / 4.425);
+    /* a measured 2.3 with 3 threads on 2 cores (a faster spell of the
+     * machine) counts as 2: 1000 (2 - 0.00128) / 4.425 */
+    p.decode_workers = 2;
+    p.speedup[1] = 2;
+    p.speedup[2] = 2.3;
+    cr_assert_eq(rp_capacity_of(&p, D "tiny-fixture.yaml", "calib/data/fixture-video.yaml", &c,
+                                err, sizeof err), 0, "%s", err);
+    close_to("cores, 2.3 on 2 cores", c.rate[RP_RES_CORES], 1000.0 * (2 - 0.00128) / 4.425);
+    close_to("speedup at 1", rp_speedup_at(&p, 1), 0.98);
+    close_to("speedup at 3", rp_speedup_at(&p, 3), 2);
 }
 
 /* vlcalib wakeup's library: as many latencies as rounds asked, none

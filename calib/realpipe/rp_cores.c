@@ -1,7 +1,11 @@
 /* rp_cores.c — the cores' speed-up for the pipeline's own work. See rp_cores.h.
  * It must never pin its threads (the point is where the OS puts them) nor
  * time anything but whole units. */
+#define _GNU_SOURCE                    /* sched_getaffinity */
 #include "calib/realpipe/rp_cores.h"
+
+#include <sched.h>
+#include <unistd.h>
 
 #include <pthread.h>
 #include <stdatomic.h>
@@ -108,6 +112,16 @@ static double median(double *v, int n)
     return gsl_stats_median_from_sorted_data(v, 1, (size_t)n);
 }
 
+/* The CPUs this process may run on. */
+static int cpus_available(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
 int rp_cores_run(const rp_params *p, int threads, int rounds, double seconds, rp_cores_result *r,
                  char *err, size_t errlen)
 {
@@ -118,6 +132,8 @@ int rp_cores_run(const rp_params *p, int threads, int rounds, double seconds, rp
         return -1;
     }
     cpu_set_threads(1);                /* as the pipeline runs its kernels */
+    int cpus = cpus_available();
+    r->cpus = cpus;
     r->threads = threads;
     r->rounds = rounds;
     r->seconds = seconds;
@@ -160,8 +176,9 @@ int rp_cores_run(const rp_params *p, int threads, int rounds, double seconds, rp
     for (int k = 0; k < threads; k++) {
         r->units[k] = median(units[k], rounds);
         r->speedup[k] = median(ratio[k], rounds);   /* sorts: lo and hi are its ends */
-        if (r->speedup[k] > k + 1)
-            r->speedup[k] = k + 1;     /* a faster spell of the machine cannot make k threads more than k */
+        int most = k + 1 < cpus ? k + 1 : cpus;
+        if (r->speedup[k] > most)      /* a faster spell of the machine cannot make k threads */
+            r->speedup[k] = most;      /* do more than k, nor more than the CPUs they run on */
         r->lo[k] = ratio[k][0];
         r->hi[k] = ratio[k][rounds - 1];
     }

@@ -17,8 +17,10 @@
  * positions), then encode, reduce and prefill the kept one at batch 1. For
  * k = 1..T in turn (R rounds), k of the threads work for `seconds` and the
  * units they finish per second are counted; speedup(k) is the median of the
- * rounds' units(k) / units(1) in the same round, at most k (a faster spell
- * of the machine during the k-thread second can give more). The threads are not
+ * rounds' units(k) / units(1) in the same round, at most k and at most the
+ * CPUs the process may run on (a faster spell of the machine during the
+ * k-thread second can give more: 2.30 with 3 threads on 2 CPUs on
+ * 2026-12-03, which made that load point's capacity 15 % too high). The threads are not
  * pinned: the operating system places them as it places the pipeline's.
  * Nothing of the pipeline runs: no queues, no schedule, no handoffs.
  * Nothing here prints or keeps global state. */
@@ -32,9 +34,11 @@
 
 typedef struct {
     int threads, rounds;
+    int cpus;                          /* the CPUs the process may run on */
     double seconds;
     double units[RP_CORES_MAX];        /* median units per second with k busy, k = 1..threads */
-    double speedup[RP_CORES_MAX];      /* median of units(k) / units(1) over the rounds, at most k */
+    double speedup[RP_CORES_MAX];      /* median of units(k) / units(1) over the rounds, at most
+                                          min(k, cpus) */
     double lo[RP_CORES_MAX], hi[RP_CORES_MAX];   /* the rounds' least and greatest ratio */
     long done[RP_CORES_MAX];           /* units each thread finished in all */
 } rp_cores_result;

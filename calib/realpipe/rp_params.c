@@ -36,3 +36,9 @@ void rp_params_default(rp_params *p)
     p->handoff_ms = 0;
     p->timer_ms = 0;
 }
+
+double rp_speedup_at(const rp_params *p, int k)
+{
+    double s = p->speedup[k - 1];
+    return s > p->cores ? p->cores : s;
+}

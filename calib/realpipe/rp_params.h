@@ -64,5 +64,9 @@ typedef struct {
  * 6 queries per stream-minute decoding 8 tokens at cache 128 in batches of
  * up to 4, a 5 ms response; 2 cores, no wake-up delay. */
 void rp_params_default(rp_params *p);
+/* The speed-up with k (>= 1, <= nspeedup) threads busy, at most p->cores:
+ * a faster spell of the machine while corecal counted can give more, but k
+ * threads on p->cores cores cannot do more than that many cores' work. */
+double rp_speedup_at(const rp_params *p, int k);
 
 #endif

@@ -86,7 +86,7 @@ int rp_capacity_of(const rp_params *p, const char *tiny_calib, const char *decod
      * is busy: the decode workers and the executor (the sampler's work is a
      * modulo); their speed-up, or the last one measured when fewer */
     int busy = p->decode_workers + 1;
-    double cores = p->nspeedup > 0 ? p->speedup[(busy < p->nspeedup ? busy : p->nspeedup) - 1]
+    double cores = p->nspeedup > 0 ? rp_speedup_at(p, busy < p->nspeedup ? busy : p->nspeedup)
                                    : (busy < p->cores ? busy : p->cores);
     /* and each frame's handoffs, each handoff_ms of CPU: to a decode worker, to the
      * sampler, and (kept frames) to the executor */
@@ -155,7 +155,7 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
     if (p->nspeedup > 0) {
         fprintf(f, "speedup: [");
         for (int k = 0; k < p->nspeedup; k++)
-            fprintf(f, "%s%.6g", k ? ", " : "", p->speedup[k]);
+            fprintf(f, "%s%.6g", k ? ", " : "", rp_speedup_at(p, k + 1));
         fprintf(f, "], ");
     }
     if (p->speed)                      /* how the machine's speed moved (rp_drift.h) */

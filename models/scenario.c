@@ -2319,7 +2319,7 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
     if ((v = get(ld, map, "source")) && read_enum(ld, v, "cpu.source", sources, &u->source_timer))
         return -1;
     const yaml_node_t *sp = get(ld, map, "speedup");
-    if (sp) {                          /* [s1, s2, ...]: 0 < s_n <= n */
+    if (sp) {                          /* [s1, s2, ...]: 0 < s_n <= min(n, cores) */
         if (sp->type != YAML_SEQUENCE_NODE)
             return fail(ld, sp, "cpu.speedup", "expected a list of numbers such as [1, 1.4, 1.8], "
                         "got %s", describe(sp, show, sizeof show));
@@ -2332,12 +2332,10 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
             path_index(ipath, "cpu.speedup", i);
             if (read_double(ld, e, ipath, POSITIVE, &u->speedup[i]))
                 return -1;
-            if (u->speedup[i] > (double)(i + 1))
-                return fail(ld, e, ipath, "%zu busy threads cannot run faster than %zu cores, "
-                            "got %g", i + 1, i + 1, u->speedup[i]);
-            if (u->speedup[i] > (double)u->cores)
+            double most = (double)(i + 1 < (size_t)u->cores ? i + 1 : (size_t)u->cores);
+            if (u->speedup[i] > most)  /* n threads do at most n cores' work, and no more than exist */
                 return fail(ld, e, ipath, "%zu busy threads on %d cores cannot run faster than "
-                            "%d cores, got %g", i + 1, u->cores, u->cores, u->speedup[i]);
+                            "%g cores, got %g", i + 1, u->cores, most, u->speedup[i]);
         }
         u->nspeedup = (int)n;
     }

@@ -101,6 +101,22 @@ static inline stage_cfg *on_workers(scenario_cfg *c, int s, const char *name, in
     return st;
 }
 
+/* Frames of three streams at 0, 1 and 2 ms (1 FPS) into 3 decode workers of
+ * 5 ms on 2 cores, woken wake_ms 0.1 late, with the held shares held[0..n). */
+static inline void held_trio(scenario_cfg *c, const char *name, uint64_t seed, int n,
+                             const double *held)
+{
+    kit_base(c, name, seed, 1, 0, 0.0, 10.0, 1);
+    periodic(c, 3, 1.0);
+    given_phases(c, 3, (const double[]){0.0, 1.0, 2.0});
+    on_workers(c, 0, "decode", 3, 5.0);
+    c->cpu.cores = 2;
+    c->cpu.stage_mask = 1;
+    c->cpu.wake_ms = 0.1;
+    c->cpu.nwake_held = n;
+    memcpy(c->cpu.wake_held, held, (size_t)n * sizeof *held);
+}
+
 /* A two-point batch table {b1: ms1, b2: ms2}. */
 static inline void table2(stage_cfg *st, double b1, double ms1, double b2, double ms2)
 {

@@ -487,16 +487,7 @@ Test(cores, timer_held_behind_a_running_job)
 Test(cores, held_threads_run_when_the_cores_empty)
 {
     scenario_cfg c;
-    kit_base(&c, "heldall", 1, 1, 0, 0.0, 10.0, 1);
-    periodic(&c, 3, 1.0);
-    given_phases(&c, 3, (const double[]){0.0, 1.0, 2.0});
-    on_workers(&c, 0, "decode", 3, 5.0);
-    c.cpu.cores = 2;
-    c.cpu.stage_mask = 1;
-    c.cpu.wake_ms = 0.1;
-    c.cpu.nwake_held = 2;
-    c.cpu.wake_held[0] = 0;
-    c.cpu.wake_held[1] = 1;
+    held_trio(&c, "heldall", 1, 2, (const double[]){0, 1});
     rep_stats rs;
     rep1(&c, &rs);
     hist_is("decode wait", &rs.stage[0].wait, 30, 10 * (0.1 + 4.1 + 3.1), 0.1, 4.1);

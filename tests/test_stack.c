@@ -286,17 +286,7 @@ Test(stack, pipeline_stacked) { aligned_pair(1, 1, 400, 20, 20); }
 Test(stack, crowded_wake_is_not_held)
 {
     scenario_cfg c;
-    kit_base(&c, "crowdheld", 3, 1, 0, 0.0, 10.0, 1);
-    periodic(&c, 3, 1.0);
-    given_phases(&c, 3, (const double[]){0.0, 1.0, 2.0});
-    on_workers(&c, 0, "decode", 3, 5.0);
-    c.cpu.cores = 2;
-    c.cpu.stage_mask = 1;
-    c.cpu.wake_ms = 0.1;
-    c.cpu.nwake_held = 3;
-    c.cpu.wake_held[0] = 0;
-    c.cpu.wake_held[1] = 0;
-    c.cpu.wake_held[2] = 1;
+    held_trio(&c, "crowdheld", 3, 3, (const double[]){0, 0, 1});
     c.cpu.has_stack = 1;
     c.cpu.stack_share = 1;
     c.cpu.stack_migrate_ms = NEVER;
@@ -606,6 +596,17 @@ Test(stack, share_by_load_keys)
 
 /* ---- stackcal's figures (cores.h: chances, stacked, spells) ------------ */
 
+/* Two cores, share 1, no move: jobs of work[0..n) started at t = 0, the
+ * cores left for the caller to inspect, run (drain) and free. */
+static void share1_at_zero(cores_t *k, ev_queue *q, gsl_rng *r, int n, const double *work)
+{
+    cr_assert_eq(ev_init(q, 16), 0);
+    cr_assert_eq(cores_init(k, 2, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(k, 1, NEVER, NEVER, r), 0);
+    for (int j = 0; j < n; j++)
+        cr_assert_eq(cores_start(k, q, 0.0, 7, (uint32_t)j, 0, work[j]), 0);
+}
+
 /* share 1, no move: jobs of 10 and 2 from t = 0. The second start had a core
  * free beside a running job (a chance) and went beside it: a spell begun by a
  * start, from 0 until the short job's end at 4 (2 of work at 1/2). */
@@ -616,11 +617,7 @@ Test(stack, spell_begun_by_a_start)
     cores_t k;
     ev_queue q;
     gsl_rng *r = rng_stream(7, 0, 1);
-    cr_assert_eq(ev_init(&q, 16), 0);
-    cr_assert_eq(cores_init(&k, 2, NULL, 0, TICK), 0);
-    cr_assert_eq(cores_set_stack(&k, 1, NEVER, NEVER, r), 0);
-    for (int j = 0; j < 2; j++)
-        cr_assert_eq(cores_start(&k, &q, 0.0, 7, (uint32_t)j, 0, w[j]), 0);
+    share1_at_zero(&k, &q, r, 2, w);
     drain(&k, &q, d);
     cores_close(&k, d[0]);
     cr_assert_eq(k.chances, 1);
@@ -646,11 +643,7 @@ Test(stack, crowded_core_sends_a_start_to_the_free_one)
     cores_t k;
     ev_queue q;
     gsl_rng *r = rng_stream(7, 0, 1);
-    cr_assert_eq(ev_init(&q, 16), 0);
-    cr_assert_eq(cores_init(&k, 2, NULL, 0, TICK), 0);
-    cr_assert_eq(cores_set_stack(&k, 1, NEVER, NEVER, r), 0);
-    for (int j = 0; j < 3; j++)
-        cr_assert_eq(cores_start(&k, &q, 0.0, 7, (uint32_t)j, 0, w[j]), 0);
+    share1_at_zero(&k, &q, r, 3, w);
     cr_assert_eq(k.on[0], 2);
     cr_assert_eq(k.on[1], 1);
     drain(&k, &q, d);

@@ -288,11 +288,11 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
         }
         const stack_ev *v = &e[k];
         if (v->type == EV_START) {
-            int least = 0;             /* the least ops on a CPU running any */
-            for (int c = 0; c < cpus; c++)
-                if (on[c] > 0 && (least == 0 || on[c] < least))
-                    least = on[c];
             if (op[v->op].woken && total >= 1 && idle > 0) {
+                int least = 0;         /* the least ops on a CPU running any */
+                for (int c = 0; c < cpus; c++)
+                    if (on[c] > 0 && (least == 0 || on[c] < least))
+                        least = on[c];
                 int crowded = least >= 2;
                 s->chances += !crowded;
                 s->chances2 += crowded;

@@ -209,6 +209,7 @@ typedef struct {
 #define CFG_MAX_WAKE_BUSY 9
 #define CFG_MAX_SPEED 65536      /* cpu.speed.factors */
 #define CFG_MAX_STACK_SHARE 16   /* cpu.stack.share as a list by load */
+#define CFG_MAX_COLD 16          /* cpu.cold's idle times */
 typedef struct {
     int cores;               /* 0: off (every server runs at full speed, no wake-up delay) */
     int nspeedup;            /* 0: speedup(n) = min(n, cores) */
@@ -251,6 +252,10 @@ typedef struct {
     double stack_switch_ms;  /* 0: the jobs on one core share it evenly; > 0: they take turns,
                                 a placed job preempting, the core turning to the longest
                                 waiting after an exponential wait of this mean */
+    int ncold;               /* 0: a job runs as fast on a core that was idle; else cpu.cold */
+    double cold_idle_ms[CFG_MAX_COLD];   /* increasing, >= 0: a core's time with nothing to run */
+    double cold_factor[CFG_MAX_COLD];    /* > 0: its next job's work is multiplied by this
+                                            (interpolated, held at the ends) */
 } cpu_cfg;
 
 /* How late a timed wait on the cores wakes: timer_ms, or wake_ms when not given. */

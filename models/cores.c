@@ -37,6 +37,9 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->nshare = 0;
     c->util_tau_ms = 0;
     c->util = 0;
+    c->cold_idle_ms = c->cold_factor = NULL;
+    c->ncold = 0;
+    c->idle_t = NULL;
     c->busy_ms = c->two_ms = c->two_same_ms = 0;
     c->spell_ms[0] = c->spell_ms[1] = 0;
     c->spell_moves[0] = c->spell_moves[1] = c->spells[0] = c->spells[1] = 0;
@@ -53,7 +56,9 @@ void cores_free(cores_t *c)
     free(c->on);
     free(c->sgen);
     free(c->turn_due);
+    free(c->idle_t);
     c->job = NULL;
+    c->idle_t = NULL;
     c->on = NULL;
     c->sgen = NULL;
     c->turn_due = NULL;
@@ -111,17 +116,47 @@ int cores_set_share_load(cores_t *c, const double *load, const double *share, in
     return 0;
 }
 
+/* y on x (n >= 1, x increasing) at v: linear between points, held at the ends. */
+static double held_interp(const double *x, const double *y, int n, double v)
+{
+    if (v <= x[0])
+        return y[0];
+    for (int i = 1; i < n; i++)
+        if (v <= x[i])
+            return y[i - 1] + (y[i] - y[i - 1]) * (v - x[i - 1]) / (x[i] - x[i - 1]);
+    return y[n - 1];
+}
+
 double cores_share_now(const cores_t *c)
 {
-    if (c->nshare == 0)
-        return c->share;
-    const double *x = c->share_load, *y = c->share_at;
-    if (c->util <= x[0])
-        return y[0];
-    for (int i = 1; i < c->nshare; i++)
-        if (c->util <= x[i])
-            return y[i - 1] + (y[i] - y[i - 1]) * (c->util - x[i - 1]) / (x[i] - x[i - 1]);
-    return y[c->nshare - 1];
+    return c->nshare == 0 ? c->share : held_interp(c->share_load, c->share_at, c->nshare, c->util);
+}
+
+int cores_set_cold(cores_t *c, const double *idle_ms, const double *factor, int n)
+{
+    if (n < 1)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!(idle_ms[i] >= 0 && factor[i] > 0) || (i > 0 && !(idle_ms[i] > idle_ms[i - 1])))
+            return -1;
+    free(c->idle_t);
+    if (!(c->idle_t = calloc((size_t)c->cores, sizeof *c->idle_t)))   /* idle since time 0 */
+        return -1;
+    c->cold_idle_ms = idle_ms;
+    c->cold_factor = factor;
+    c->ncold = n;
+    return 0;
+}
+
+/* Cold cores on: the factor a job starting now on `core` (placement on; the
+ * pooled cores: the core the n-th running job takes) needs on its work, by
+ * how long that core has had nothing to run: 0 when it is running a job. */
+static double cold_factor_at(const cores_t *c, int core, double now)
+{
+    int idle = c->place_rng ? c->on[core] == 0 : c->n < c->cores;
+    if (!idle)
+        return held_interp(c->cold_idle_ms, c->cold_factor, c->ncold, 0);
+    return held_interp(c->cold_idle_ms, c->cold_factor, c->ncold, now - c->idle_t[core]);
 }
 
 /* Placement on: the total speed's efficiency with n busy, speedup(n) /
@@ -381,10 +416,12 @@ int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t 
         c->cap = ncap;
     }
     int core = 0;
-    if (c->place_rng) {
+    if (c->place_rng)
         core = on_core >= 0 && on_core < c->cores ? on_core : place(c);
+    if (c->ncold > 0 && work > 0)      /* a core idle for a while runs its next job slower */
+        work *= cold_factor_at(c, c->place_rng ? core : c->n, now);
+    if (c->place_rng)
         c->on[core]++;
-    }
     c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0, core, 0, now};
     if (c->place_rng && c->switch_ms > 0)
         take_core(c, c->n - 1, now);   /* a placed job preempts the one running there */
@@ -403,7 +440,8 @@ int cores_tick(cores_t *c, ev_queue *q, double now, uint64_t gen)
             if (ev_push(q, now, c->job[j].kind, c->job[j].a, c->job[j].b) != 0)
                 return -1;
             if (c->place_rng) {
-                c->on[c->job[j].core]--;
+                if (--c->on[c->job[j].core] == 0 && c->idle_t)
+                    c->idle_t[c->job[j].core] = now;
                 c->freed_t = now;
                 c->freed_core = c->job[j].core;
             }
@@ -411,6 +449,9 @@ int cores_tick(cores_t *c, ev_queue *q, double now, uint64_t gen)
             c->job[k++] = c->job[j];
         }
     }
+    if (!c->place_rng && c->idle_t)   /* pooled: cores min(k, n) .. min(k, n_before) - 1 emptied */
+        for (int m = k; m < c->n && m < c->cores; m++)
+            c->idle_t[m] = now;
     c->n = k;
     if (c->place_rng && c->switch_ms > 0)
         for (int core = 0; core < c->cores; core++)

@@ -53,6 +53,13 @@
  * averaged with an exponential decay of half-life halflife_ms (Linux's
  * load tracking uses 32 ms).
  *
+ * Cold cores (cores_set_cold; off unless called). A core that has had
+ * nothing to run for a while runs its next job slower: its caches were
+ * emptied (a deep idle state flushes them; on a VM the host runs others
+ * there meanwhile). With a table of factors by idle time, a job's work is
+ * multiplied at its start by the factor at its core's idle time
+ * (`vlrealpipe coldcal` measures it apart from the pipeline).
+ *
  * The module knows nothing of stages or items and never prints; cost per
  * change is O(jobs running + cores). */
 #ifndef VL_CORES_H
@@ -101,6 +108,11 @@ typedef struct {
     int nshare;
     double util_tau_ms;    /* the recent utilisation's decay time, halflife / ln 2 */
     double util;           /* the cores' recent utilisation, in [0, 1] */
+    /* cold cores (cores_set_cold); ncold 0: off */
+    const double *cold_idle_ms, *cold_factor;   /* [ncold], kept, not copied: idle increasing */
+    int ncold;
+    double *idle_t;        /* [cores]: when core k last emptied (pooled: when the running
+                              jobs last fell to k, so that the k-th core had nothing) */
     /* since cores_reset_stats (to cores_close): time with any job running,
      * with exactly two, and with those two on one core (placement on) */
     double busy_ms, two_ms, two_same_ms;
@@ -156,6 +168,16 @@ int cores_set_turns(cores_t *c, double switch_ms);
  * arguments. */
 int cores_set_share_load(cores_t *c, const double *load, const double *share, int n,
                          double halflife_ms);
+/* Cold cores (either mode, before the first job): a job that starts on a
+ * core that has had nothing to run for g ms needs factor(g) times its work,
+ * factor interpolated (linearly, held at the ends) on idle_ms[] (n >= 1,
+ * increasing, >= 0; factor > 0; both kept, not copied); on a core running a
+ * job, factor(0). Pooled, the jobs take the cores in order (the n-th
+ * running job the n-th core) and the last to end leaves the highest one, so
+ * a job starting beside n others takes the core that emptied when the
+ * running jobs last fell to n. A move or a turn changes no job's work.
+ * 0, or -1 on bad arguments or out of memory. */
+int cores_set_cold(cores_t *c, const double *idle_ms, const double *factor, int n);
 /* Placement on: a core is free and every core running a job holds two or
  * more (a start now would go onto the free core). 0 with placement off. */
 int cores_crowded(const cores_t *c);

@@ -1012,6 +1012,9 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
                 && cores_set_share_load(&p->cores, cfg->cpu.stack_share_load, cfg->cpu.stack_shares,
                                         cfg->cpu.nstack_share, cfg->cpu.stack_util_halflife_ms) != 0)))
         return -1;
+    if (cfg->cpu.cores > 0 && cfg->cpu.ncold > 0
+        && cores_set_cold(&p->cores, cfg->cpu.cold_idle_ms, cfg->cpu.cold_factor, cfg->cpu.ncold) != 0)
+        return -1;
     if (speed_setup(p, rep, t_end) != 0)
         return -1;
     if (gpu_setup(p) != 0 || ctl_setup(p) != 0)

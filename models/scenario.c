@@ -2292,11 +2292,62 @@ static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     return 0;
 }
 
+/* A list of 1 to CFG_MAX_COLD numbers at `path` (each as `kind` says); *n the count. */
+static int read_cold_list(loader *ld, const yaml_node_t *list, const char *path, sign_rule kind,
+                          double *x, int *n)
+{
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of numbers such as [0, 1, 10], got %s",
+                    describe(list, show, sizeof show));
+    size_t len = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (len == 0 || len > CFG_MAX_COLD)
+        return fail(ld, list, path, "must list 1 to %d numbers, got %zu", CFG_MAX_COLD, len);
+    for (size_t i = 0; i < len; i++) {
+        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        path_index(ipath, path, i);
+        if (read_double(ld, e, ipath, kind, &x[i]))
+            return -1;
+    }
+    *n = (int)len;
+    return 0;
+}
+
+/* cpu.cold: {idle_ms: [G...] (increasing), factor: [F...] (as many, > 0)}:
+ * a job starting on a core idle for g ms needs factor(g) times its work
+ * (vlrealpipe coldcal measures it). */
+static int read_cold(loader *ld, const yaml_node_t *map, cpu_cfg *u)
+{
+    static const char *const keys[] = {"idle_ms", "factor", NULL};
+    const char *path = "cpu.cold";
+    const yaml_node_t *gv, *fv;
+    int ng = 0, nf = 0;
+    if (check_keys(ld, map, path, "a mapping such as {idle_ms: [0, 1, 10], factor: [1, 1.02, 1.05]}",
+                   keys))
+        return -1;
+    if (!(gv = need(ld, map, path, "idle_ms")) || !(fv = need(ld, map, path, "factor"))
+        || read_cold_list(ld, gv, "cpu.cold.idle_ms", NONNEGATIVE, u->cold_idle_ms, &ng)
+        || read_cold_list(ld, fv, "cpu.cold.factor", POSITIVE, u->cold_factor, &nf))
+        return -1;
+    if (nf != ng)
+        return fail(ld, fv, "cpu.cold.factor", "must list one factor per idle time (%d), got %d", ng,
+                    nf);
+    for (int i = 1; i < ng; i++)
+        if (!(u->cold_idle_ms[i] > u->cold_idle_ms[i - 1])) {
+            char ipath[SCN_PATH_LEN];
+            path_index(ipath, "cpu.cold.idle_ms", (size_t)i);
+            return fail(ld, gv, ipath, "the idle times must increase, got %g after %g",
+                        u->cold_idle_ms[i], u->cold_idle_ms[i - 1]);
+        }
+    u->ncold = ng;
+    return 0;
+}
+
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
     static const char *const keys[] = {"cores", "wake_ms", "wake_busy", "wake_held", "handoff_ms",
                                        "timer_ms", "timer_busy", "timer_held", "source", "stages",
-                                       "speedup", "speed", "stack", NULL};
+                                       "speedup", "speed", "stack", "cold", NULL};
     static const char *const sources[] = {"ideal", "timer", NULL};
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
@@ -2347,6 +2398,8 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
     if ((v = get(ld, map, "speed")) && read_speed(ld, v, u))
         return -1;
     if ((v = get(ld, map, "stack")) && read_stack(ld, v, u))
+        return -1;
+    if ((v = get(ld, map, "cold")) && read_cold(ld, v, u))
         return -1;
     u->stage_mask = c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1);
     const yaml_node_t *list = get(ld, map, "stages");

@@ -19,6 +19,7 @@
 #include "calib/harness.h"
 #include "calib/wakeup.h"
 #include "calib/realpipe/rp_cores.h"
+#include "calib/realpipe/rp_cold.h"
 #include "calib/realpipe/rp_drift.h"
 #include "calib/realpipe/rp_oplog.h"
 #include "calib/realpipe/rp_mix.h"
@@ -1385,4 +1386,63 @@ Test(realpipe, oplog_summary_by_hand)
     close_to("two", s.two_ms, 8);
     close_to("two on one CPU", s.two_same_ms, 5);
     rp_oplog_free(&l);
+}
+
+/* coldcal's factors by hand: keep_every 2 weighs a chain half a decode.
+ * Gap 0: 1.0 + 2.0 / 2 = 2.0; gap 3: 1.1 + 2.4 / 2 = 2.3, x 1.15; a gap
+ * without samples is refused. */
+Test(realpipe, cold_factors_by_hand)
+{
+    rp_cold_result r;
+    memset(&r, 0, sizeof r);
+    r.ngaps = 2;
+    r.gap_ms[1] = 3;
+    r.dec_n[0] = r.dec_n[1] = r.chain_n[0] = r.chain_n[1] = 10;
+    r.dec_ms[0] = 1.0;
+    r.dec_ms[1] = 1.1;
+    r.chain_ms[0] = 2.0;
+    r.chain_ms[1] = 2.4;
+    cr_assert_eq(rp_cold_factors(&r, 2), 0);
+    close_to("factor at 0", r.factor[0], 1);
+    close_to("factor at 3 ms", r.factor[1], 1.15);
+    r.chain_n[1] = 0;
+    cr_expect_eq(rp_cold_factors(&r, 2), -1);
+}
+
+/* A short coldcal on the real ops: every gap gets decodes and chains, the
+ * first gap's factor is 1; gaps not starting at 0 or not increasing are
+ * refused. */
+Test(realpipe, coldcal_run, .timeout = 60)
+{
+    rp_params p;
+    rp_params_default(&p);
+    p.streams = 2;
+    rp_cold_result r;
+    char err[512] = "";
+    const double gaps[] = {0, 1, 5};
+    cr_assert_eq(rp_cold_run(&p, gaps, 3, 1.0, 7, &r, err, sizeof err), 0, "%s", err);
+    for (int g = 0; g < 3; g++)
+        cr_expect(r.dec_n[g] > 0 && r.chain_n[g] > 0 && r.dec_ms[g] > 0 && r.chain_ms[g] > 0,
+                  "gap %d: %ld decodes, %ld chains", g, r.dec_n[g], r.chain_n[g]);
+    close_to("factor at 0", r.factor[0], 1);
+    const double late[] = {1, 2}, down[] = {0, 5, 5};
+    cr_expect_eq(rp_cold_run(&p, late, 2, 1.0, 7, &r, err, sizeof err), -1);
+    cr_expect_eq(rp_cold_run(&p, down, 3, 1.0, 7, &r, err, sizeof err), -1);
+    cr_expect(strstr(err, "increase") != NULL, "%s", err);
+}
+
+/* coldcal's mapping goes into the scenario as cpu.cold. */
+Test(realpipe, scenario_with_cold)
+{
+    rp_params p;
+    rp_params_default(&p);
+    p.fps = 12.5;
+    p.cold = "{idle_ms: [0, 3, 30], factor: [1, 1.05, 1.08]}";
+    rp_capacity cap;
+    scenario_cfg c;
+    fixture_scenario(&p, 1, NULL, 0, &cap, &c);
+    cr_assert_eq(c.cpu.ncold, 3);
+    close_to("idle_ms[1]", c.cpu.cold_idle_ms[1], 3);
+    close_to("factor[2]", c.cpu.cold_factor[2], 1.08);
+    cfg_free(&c);
 }

@@ -12,6 +12,7 @@
  *   vlrealpipe wakecal   [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe driftcal  [PARAMS] [--threads T] [--seconds S] [--window-ms W] [--out F.yaml]
  *   vlrealpipe stackcal  [PARAMS] [--seconds S] [--op-scale X] [--out F.yaml]
+ *   vlrealpipe coldcal   [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--overlap F.csv]
  *                        [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...
@@ -19,7 +20,7 @@
  * PARAMS: --streams N --fps X --duration S --warmup S --seed N
  *         --decode-workers N --keep-every N --max-batch N --batch-timeout-ms X
  *         --queries-per-min X --cores N --wake-ms X | --wakeup FILE [--cores-calib FILE]
- *         [--wake-calib FILE] [--drift-calib FILE] [--stack-calib FILE]
+ *         [--wake-calib FILE] [--drift-calib FILE] [--stack-calib FILE] [--cold-calib FILE]
  * Every output is written atomically (sim/out.h), never over a file without
  * --force. Exit status: 0, 2 on bad input or a failure. */
 #include <errno.h>
@@ -31,6 +32,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "calib/realpipe/rp_cold.h"
 #include "calib/realpipe/rp_cores.h"
 #include "calib/realpipe/rp_drift.h"
 #include "calib/realpipe/rp_overlap.h"
@@ -61,6 +63,7 @@ static void usage(FILE *f)
         "       vlrealpipe driftcal [PARAMS] [--threads T] [--seconds S] [--window-ms W]\n"
         "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe stackcal [PARAMS] [--seconds S] [--op-scale X] [--out F.yaml [--force]]\n"
+        "       vlrealpipe coldcal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
         "                           [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...\n"
@@ -101,6 +104,10 @@ static void usage(FILE *f)
         "cpu.stack (--stack-calib F). Each load also prints the moves per ms by the spell's\n"
         "age (flat if the wait is exponential); --op-scale X (1) makes the ops X times the\n"
         "real ones, to see older ages (its figures are not the pipeline's).\n"
+        "coldcal: how much slower an op runs after its core idled (rp_cold.h): one thread, the\n"
+        "pipeline's op mix for S (30) s, a sleep of 0, 0.1, 0.3, 1, 3, 10 or 30 ms (at random)\n"
+        "before each op; factor: a frame's CPU time with every op after that gap over with\n"
+        "none. The simulator's cpu.cold (--cold-calib F).\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err;\n"
         "--overlap: the real ops' times by how many other ops ran beside them (rp_overlap.h).\n"
@@ -117,7 +124,8 @@ static void usage(FILE *f)
         "        by ops running beside it, the scenario's cpu.wake_busy)]\n"
         "        [--drift-calib FILE (driftcal --out: the machine's speed per window,\n"
         "        the scenario's cpu.speed)] [--stack-calib FILE (stackcal --out: where\n"
-        "        woken ops land, the scenario's cpu.stack)]\n");
+        "        woken ops land, the scenario's cpu.stack)] [--cold-calib FILE (coldcal\n"
+        "        --out: an op's slow-down after its core idled, the scenario's cpu.cold)]\n");
 }
 
 static int num_arg(const char *s, double lo, double hi, double *v)
@@ -269,6 +277,7 @@ static int read_wake_calib(const char *path, rp_params *p, char *err, size_t n)
 
 typedef struct opts opts;
 static int read_drift_calib(const char *path, opts *o, char *err, size_t n);
+static int read_cold_calib(const char *path, opts *o, char *err, size_t n);
 
 struct opts {
     rp_params p;
@@ -280,6 +289,7 @@ struct opts {
     double seconds, window_ms;     /* driftcal's windows (0: 1000 ms) */
     double op_scale;               /* stackcal: its ops this many times the real ones' */
     char *speed;                   /* --drift-calib: its "speed: {...}" mapping (malloc'd) */
+    char *cold;                    /* --cold-calib: its "cold: {...}" mapping (malloc'd) */
     const char *cores_calib;       /* --cores-calib: a corecal file's speedup */
     bool force;
     int nfiles, nphases;
@@ -287,35 +297,58 @@ struct opts {
     const char **phases;       /* scenario --phases-from: span files */
 };
 
-/* The "speed: {window_ms: W, factors: [...]}" line of a `vlrealpipe
- * driftcal --out` file: its mapping becomes the scenario's cpu.speed (the
- * simulator's loader checks its numbers when the scenario is read). */
-static int read_drift_calib(const char *path, opts *o, char *err, size_t n)
+/* The first line of `path` that is "KEY: {FIRST...}" holding `inner`: its
+ * mapping (from the brace, malloc'd) into *dst; -1 and a message naming
+ * `form` and the command whose --out writes it when there is none. The
+ * simulator's loader checks the mapping's numbers when the scenario is read. */
+static int read_flow_line(const char *path, const char *key_first, const char *inner,
+                          const char *form, const char *cmd, char **dst, char *err, size_t n)
 {
     FILE *f = open_read(path, err, n);
     if (!f)
         return -1;
     char *line = NULL;
-    size_t cap = 0;
+    size_t cap = 0, klen = strlen(key_first);
     ssize_t len;
+    const char *brace = strchr(key_first, '{');
     while ((len = getline(&line, &cap, f)) > 0) {
         while (len > 0 && (line[len - 1] == '\n' || line[len - 1] == '\r'))
             line[--len] = 0;
-        if (!strncmp(line, "speed: {window_ms: ", 19) && len > 20 && line[len - 1] == '}'
-            && strstr(line, ", factors: [")) {
-            free(o->speed);
-            o->speed = strdup(line + 7);
+        if (!strncmp(line, key_first, klen) && (size_t)len > klen && line[len - 1] == '}'
+            && strstr(line, inner)) {
+            free(*dst);
+            *dst = strdup(line + (brace - key_first));
             break;
         }
     }
     free(line);
     fclose(f);
-    if (!o->speed) {
-        snprintf(err, n, "%s: no \"speed: {window_ms: W, factors: [...]}\" line (expected "
-                 "vlrealpipe driftcal --out output)", path);
+    if (!*dst) {
+        snprintf(err, n, "%s: no \"%s\" line (expected vlrealpipe %s --out output)", path, form, cmd);
         return -1;
     }
+    return 0;
+}
+
+/* The "speed: {window_ms: W, factors: [...]}" line of a `vlrealpipe
+ * driftcal --out` file: its mapping becomes the scenario's cpu.speed. */
+static int read_drift_calib(const char *path, opts *o, char *err, size_t n)
+{
+    if (read_flow_line(path, "speed: {window_ms: ", ", factors: [", "speed: {window_ms: W, factors: [...]}",
+                       "driftcal", &o->speed, err, n))
+        return -1;
     o->p.speed = o->speed;
+    return 0;
+}
+
+/* The "cold: {idle_ms: [...], factor: [...]}" line of a `vlrealpipe coldcal
+ * --out` file: its mapping becomes the scenario's cpu.cold. */
+static int read_cold_calib(const char *path, opts *o, char *err, size_t n)
+{
+    if (read_flow_line(path, "cold: {idle_ms: [", "], factor: [", "cold: {idle_ms: [...], factor: [...]}",
+                       "coldcal", &o->cold, err, n))
+        return -1;
+    o->p.cold = o->cold;
     return 0;
 }
 
@@ -505,6 +538,9 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
                 return -1;
         } else if (!strcmp(a, "--drift-calib")) {
             if (read_drift_calib(v, o, err, n))
+                return -1;
+        } else if (!strcmp(a, "--cold-calib")) {
+            if (read_cold_calib(v, o, err, n))
                 return -1;
         } else if (!strcmp(a, "--stack-calib")) {
             if (read_stack_calib(v, &o->p, err, n))
@@ -805,6 +841,55 @@ static int cmd_driftcal(opts *o, char *err, size_t n)
 done:
     free(text);
     rp_drift_free(&r);
+    return rc;
+}
+
+/* The gaps coldcal sleeps before its ops, ms: the first must be 0 (the
+ * reference, mixcal's back to back). */
+static const double coldcal_gaps[] = {0, 0.1, 0.3, 1, 3, 10, 30};
+
+/* The coldcal file: each gap's ops as comments, and the cold line the
+ * scenario takes (--cold-calib). */
+static int cmd_coldcal(opts *o, char *err, size_t n)
+{
+    if (check_out(o->out, o->force, err, n))
+        return -1;
+    int ng = (int)(sizeof coldcal_gaps / sizeof coldcal_gaps[0]);
+    double seconds = o->seconds > 0 ? o->seconds : 30;
+    rp_cold_result r;
+    if (rp_cold_run(&o->p, coldcal_gaps, ng, seconds, o->p.seed, &r, err, n))
+        return -1;
+    char *text = NULL;
+    size_t cap = 0;
+    FILE *m = open_memstream(&text, &cap);
+    if (!m) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    fprintf(m, "# vlrealpipe coldcal: one thread, %d streams' decoders and the tiny model, the\n"
+               "# pipeline's op mix (each stream's next frame decoded, every %d-th encoded + reduced +\n"
+               "# prefilled at batch 1) for %.1f s; before each timed op a sleep of a gap drawn at\n"
+               "# random; CPU ms per op (thread CPU time; I-frames untimed), mean (standard error, n);\n"
+               "# factor: a frame's CPU with every op after the gap over with none\n"
+               "# gap_ms   decode_P                 encode+reduce+prefill    factor\n",
+            o->p.streams, o->p.keep_every, r.seconds);
+    for (int g = 0; g < r.ngaps; g++)
+        fprintf(m, "# %6g   %.4f (%.4f, %5ld)   %.4f (%.4f, %5ld)   %.4f\n", r.gap_ms[g], r.dec_ms[g],
+                r.dec_se[g], r.dec_n[g], r.chain_ms[g], r.chain_se[g], r.chain_n[g], r.factor[g]);
+    fprintf(m, "cold: {idle_ms: [");
+    for (int g = 0; g < r.ngaps; g++)
+        fprintf(m, "%s%g", g ? ", " : "", r.gap_ms[g]);
+    fprintf(m, "], factor: [");
+    for (int g = 0; g < r.ngaps; g++)
+        fprintf(m, "%s%.4f", g ? ", " : "", r.factor[g]);
+    fprintf(m, "]}\n");
+    if (fclose(m) != 0) {
+        free(text);
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    int rc = print_and_save(o, text, err, n);
+    free(text);
     return rc;
 }
 
@@ -1278,6 +1363,8 @@ int main(int argc, char **argv)
         rc = cmd_driftcal(&o, err, sizeof err);
     else if (!strcmp(cmd, "stackcal"))
         rc = cmd_stackcal(&o, err, sizeof err);
+    else if (!strcmp(cmd, "coldcal"))
+        rc = cmd_coldcal(&o, err, sizeof err);
     else if (!strcmp(cmd, "compare"))
         rc = cmd_compare(&o, err, sizeof err);
     else {
@@ -1287,6 +1374,7 @@ int main(int argc, char **argv)
     free(o.files);
     free(o.phases);
     free(o.speed);
+    free(o.cold);
     if (rc) {
         fprintf(stderr, "vlrealpipe %s: %s (see vlrealpipe --help)\n", cmd, err);
         return 2;

@@ -50,6 +50,9 @@ typedef struct {
     const char *speed;         /* NULL: none; else the cores' speed over time, the flow mapping
                                   "{window_ms: W, factors: [...]}" of a vlrealpipe driftcal file
                                   (the caller's string): the scenario's cpu.speed */
+    const char *cold;          /* NULL: none; else an op's slow-down after its core idled, the
+                                  flow mapping "{idle_ms: [...], factor: [...]}" of a vlrealpipe
+                                  coldcal file (the caller's string): the scenario's cpu.cold */
     int has_stack;             /* 1: jobs placed on cores (vlrealpipe stackcal): cpu.stack */
     double stack_share, stack_migrate_ms, stack_pull_ms;
     double stack_switch_ms;    /* 0: the jobs on a core share it; > 0: they take turns */

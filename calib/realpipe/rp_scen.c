@@ -160,6 +160,8 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
     }
     if (p->speed)                      /* how the machine's speed moved (rp_drift.h) */
         fprintf(f, "speed: %s, ", p->speed);
+    if (p->cold)                       /* an op after its core idled (rp_cold.h) */
+        fprintf(f, "cold: %s, ", p->cold);
     if (p->has_stack) {                /* where a woken op lands (rp_stack.h) */
         fprintf(f, "stack: {share: ");
         if (p->nstack_load > 0) {      /* the share by the cores' utilisation */

@@ -15,7 +15,9 @@
 #     the pipeline's work: the scenario's cpu.speed), and vlrealpipe stackcal
 #     (where the scheduler puts a woken op, and how soon it moves one off a shared
 #     core, with threads handing over as the pipeline's do: cpu.stack, simulated
-#     beside the prediction);
+#     beside the prediction), and vlrealpipe coldcal (the op mix on one thread with
+#     a sleep before each op: how much slower an op runs after its core idled, the
+#     scenario's cpu.cold);
 #  2. capacity from that calibration (vlrealpipe capacity: the bottleneck
 #     resource's saturation rate from the mean service times);
 #  3. at 30, 50, 70, 85 % of it (FPS varied, 8 streams; with RECAL, of the
@@ -56,7 +58,9 @@
 # seconds at each of its loads (0: no stackcal; with it, the report also shows the
 # same loads with jobs placed on cores, cpu.stack, results-stack.csv: the
 # prediction itself keeps the cores pooled until cpu.stack reproduces its own
-# calibration),
+# calibration), COLD_S (30): coldcal's seconds (0: no coldcal; with it, the
+# prediction says how much slower an op runs after its core idled, cpu.cold, and the
+# report also shows the same loads without it, results-warm.csv),
 # LOADS ("0.30 0.50 0.70 0.85"), NOTE (a line for the report, e.g. "taken on a
 # loaded machine"), NICE (-19 when root, else 0: the
 # calibration and the runs get a higher scheduling weight than other processes, so
@@ -80,6 +84,7 @@ RECALS=${RECALS:-2}
 DRIFT_S=${DRIFT_S:-60}
 DRIFT_WINDOW_MS=${DRIFT_WINDOW_MS:-1000}
 STACK_S=${STACK_S:-4}
+COLD_S=${COLD_S:-30}
 LOADS=${LOADS:-"0.30 0.50 0.70 0.85"}
 NOTE=${NOTE:-}
 OUT=validation
@@ -155,6 +160,12 @@ if [ "$DRIFT_S" != 0 ]; then
   "${PRIO[@]}" ./vlrealpipe driftcal --cores "$CORES" --seconds "$DRIFT_S" --window-ms "$DRIFT_WINDOW_MS" \
     --force --out "$WORK/calib/driftcal.yaml" > /dev/null
   DRIFT=(--drift-calib "$WORK/calib/driftcal.yaml")
+fi
+COLD=()
+if [ "$COLD_S" != 0 ]; then
+  log "measuring an op's slow-down after its core idled, ${COLD_S} s (vlrealpipe coldcal)"
+  "${PRIO[@]}" ./vlrealpipe coldcal --seconds "$COLD_S" --force --out "$WORK/calib/coldcal.yaml" > /dev/null
+  COLD=(--cold-calib "$WORK/calib/coldcal.yaml")
 fi
 STACK=()
 if [ "$STACK_S" != 0 ]; then
@@ -248,29 +259,37 @@ for L in $LOADS; do
   phases=()
   for f in "${spans[@]}"; do phases+=(--phases-from "$f"); done
   ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --wake-calib "$L_WCAL" \
-    "${DRIFT[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
+    "${DRIFT[@]}" "${COLD[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
     --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario.yaml"
   ./vlsim run "$D/scenario.yaml" --csv "$D/sim.csv" --plot "$D/plot" --trace "$D/sim-spans.csv" -q 2> "$D/sim.log"
   # the same diagnostic of the simulator's own spans (replication 0: run 1's phases)
   ./vlrealpipe compare --load "$L" --sim "$D/sim.csv" --warmup "$WARMUP" --out "$D/rows-simself.csv" \
     --overlap "$D/sim-overlap.csv" "$D/sim-spans.csv" > /dev/null
   ./vlrealpipe scenario --calib "$ISO_TINY" --decode-calib "$ISO_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --wake-calib "$L_WCAL" \
-    "${DRIFT[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
+    "${DRIFT[@]}" "${COLD[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
     --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-iso.yaml"
   ./vlsim run "$D/scenario-iso.yaml" --csv "$D/sim-iso.csv" -q 2> "$D/sim-iso.log"
   ./vlrealpipe compare --load "$L" --sim "$D/sim-iso.csv" --warmup "$WARMUP" --out "$D/rows-iso.csv" \
     "${spans[@]}" > /dev/null
   if [ "$DRIFT_S" != 0 ]; then     # the same prediction at one speed: what cpu.speed adds
     ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
-      --wake-calib "$L_WCAL" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
+      --wake-calib "$L_WCAL" "${COLD[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
       --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-steady.yaml"
     ./vlsim run "$D/scenario-steady.yaml" --csv "$D/sim-steady.csv" -q 2> "$D/sim-steady.log"
     ./vlrealpipe compare --load "$L" --sim "$D/sim-steady.csv" --warmup "$WARMUP" --out "$D/rows-steady.csv" \
       "${spans[@]}" > /dev/null
   fi
+  if [ "$COLD_S" != 0 ]; then      # the same prediction with warm cores throughout: what cpu.cold adds
+    ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
+      --wake-calib "$L_WCAL" "${DRIFT[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
+      --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-warm.yaml"
+    ./vlsim run "$D/scenario-warm.yaml" --csv "$D/sim-warm.csv" -q 2> "$D/sim-warm.log"
+    ./vlrealpipe compare --load "$L" --sim "$D/sim-warm.csv" --warmup "$WARMUP" --out "$D/rows-warm.csv" \
+      "${spans[@]}" > /dev/null
+  fi
   if [ "$STACK_S" != 0 ]; then     # the same prediction with jobs placed on cores: what cpu.stack does
     ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
-      --wake-calib "$L_WCAL" "${DRIFT[@]}" "${STACK[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" \
+      --wake-calib "$L_WCAL" "${DRIFT[@]}" "${STACK[@]}" "${COLD[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" \
       --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-stack.yaml"
     ./vlsim run "$D/scenario-stack.yaml" --csv "$D/sim-stack.csv" -q 2> "$D/sim-stack.log"
     ./vlrealpipe compare --load "$L" --sim "$D/sim-stack.csv" --warmup "$WARMUP" --out "$D/rows-stack.csv" \
@@ -296,6 +315,7 @@ join_loads rows.csv > "$WORK/results.csv"
 join_loads rows-iso.csv > "$WORK/results-iso.csv"
 [ "$DRIFT_S" = 0 ] || join_loads rows-steady.csv > "$WORK/results-steady.csv"
 [ "$STACK_S" = 0 ] || join_loads rows-stack.csv > "$WORK/results-stack.csv"
+[ "$COLD_S" = 0 ] || join_loads rows-warm.csv > "$WORK/results-warm.csv"
 join_loads spread.csv > "$WORK/spread.csv"
 join_loads overlap.csv > "$WORK/overlap.csv"
 join_loads sim-overlap.csv > "$WORK/overlap-sim.csv"
@@ -448,6 +468,22 @@ elapsed=$(( $(date +%s) - t_start ))
     echo "The same real runs against the same scenario without it (the cores at one speed):"
     echo
     frame_table "$WORK/results-steady.csv"
+    echo
+  fi
+  if [ "$COLD_S" != 0 ]; then
+    echo "## The same loads with warm cores"
+    echo
+    echo "The prediction's scenario says how much slower an op runs when its core was idle"
+    echo "before it (cpu.cold: vlrealpipe coldcal, ${COLD_S} s before the load points, one thread"
+    echo "running the pipeline's op mix with a sleep of a random gap before each op; mixcal"
+    echo "times the ops back to back, its caches always warm):"
+    echo
+    grep '^# \|^cold' "$WORK/calib/coldcal.yaml" | sed 's/^# /    /; s/^cold/    cold/'
+    echo
+    echo "The same real runs against the same scenario without it (every op as fast as back"
+    echo "to back):"
+    echo
+    frame_table "$WORK/results-warm.csv"
     echo
   fi
   if [ "$STACK_S" != 0 ]; then
@@ -643,6 +679,8 @@ fi
 mv "$WORK/results-iso.csv" "$OUT/results-iso.csv"
 rm -f "$OUT/results-steady.csv"
 [ "$DRIFT_S" = 0 ] || mv "$WORK/results-steady.csv" "$OUT/results-steady.csv"
+rm -f "$OUT/results-warm.csv"
+[ "$COLD_S" = 0 ] || mv "$WORK/results-warm.csv" "$OUT/results-warm.csv"
 rm -f "$OUT/results-pooled.csv" "$OUT/results-stack.csv"
 [ "$STACK_S" = 0 ] || mv "$WORK/results-stack.csv" "$OUT/results-stack.csv"
 mv "$WORK/results.csv" "$OUT/results.csv"

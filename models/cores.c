@@ -41,6 +41,7 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->ncold = 0;
     c->idle_t = NULL;
     c->busy_ms = c->two_ms = c->two_same_ms = 0;
+    c->work_ms = c->cold_extra_ms = 0;
     c->spell_ms[0] = c->spell_ms[1] = 0;
     c->spell_moves[0] = c->spell_moves[1] = c->spells[0] = c->spells[1] = 0;
     c->chances = c->stacked = 0;
@@ -418,8 +419,12 @@ int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t 
     int core = 0;
     if (c->place_rng)
         core = on_core >= 0 && on_core < c->cores ? on_core : place(c);
-    if (c->ncold > 0 && work > 0)      /* a core idle for a while runs its next job slower */
-        work *= cold_factor_at(c, c->place_rng ? core : c->n, now);
+    if (c->ncold > 0 && work > 0) {    /* a core idle for a while runs its next job slower */
+        double cold = work * cold_factor_at(c, c->place_rng ? core : c->n, now);
+        c->work_ms += work;
+        c->cold_extra_ms += cold - work;
+        work = cold;
+    }
     if (c->place_rng)
         c->on[core]++;
     c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0, core, 0, now};
@@ -490,6 +495,7 @@ void cores_reset_stats(cores_t *c, double now)
 {
     advance(c, now);
     c->busy_ms = c->two_ms = c->two_same_ms = 0;
+    c->work_ms = c->cold_extra_ms = 0;
     c->spell_ms[0] = c->spell_ms[1] = 0;
     c->spell_moves[0] = c->spell_moves[1] = c->spells[0] = c->spells[1] = 0;
     c->chances = c->stacked = 0;

@@ -116,6 +116,9 @@ typedef struct {
     /* since cores_reset_stats (to cores_close): time with any job running,
      * with exactly two, and with those two on one core (placement on) */
     double busy_ms, two_ms, two_same_ms;
+    /* cold cores on, since cores_reset_stats: the jobs' work as started, and
+     * what the cold factors added to it */
+    double work_ms, cold_extra_ms;
     /* placement on, since cores_reset_stats: stackcal's figures (rp_stack.h).
      * A spell is a time with a core free and another holding two or more;
      * its kind is what began it: 0 a start, 1 an end (a core emptied). One
@@ -189,8 +192,8 @@ int cores_set_speed(cores_t *c, ev_queue *q, double now, double speed);
 /* The speed of each running job now: min(1, k/n), or speedup(n)/n, times
  * the cores' speed (placement off). */
 double cores_rate(const cores_t *c);
-/* The time figures (busy_ms, two_ms, two_same_ms) start again at now, and
- * are brought up to now. */
+/* The time figures (busy_ms, two_ms, two_same_ms) and the work figures
+ * (work_ms, cold_extra_ms) start again at now, and are brought up to now. */
 void cores_reset_stats(cores_t *c, double now);
 void cores_close(cores_t *c, double now);
 

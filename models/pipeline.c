@@ -1089,6 +1089,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
     out->events = 0;
     out->peak_in_flight = 0;
     out->cpu_busy_ms = out->cpu_two_ms = out->cpu_two_same_ms = 0;
+    out->cpu_work_ms = out->cpu_cold_extra_ms = 0;
     memset(out->cpu_spell_ms, 0, sizeof out->cpu_spell_ms);
     memset(out->cpu_spells, 0, sizeof out->cpu_spells);
     memset(out->cpu_spell_moves, 0, sizeof out->cpu_spell_moves);
@@ -1166,6 +1167,8 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
         out->cpu_busy_ms = p.cores.busy_ms;
         out->cpu_two_ms = p.cores.two_ms;
         out->cpu_two_same_ms = p.cores.two_same_ms;
+        out->cpu_work_ms = p.cores.work_ms;
+        out->cpu_cold_extra_ms = p.cores.cold_extra_ms;
         for (int k = 0; k < 2; k++) {
             out->cpu_spell_ms[k] = p.cores.spell_ms[k];
             out->cpu_spells[k] = (uint64_t)p.cores.spells[k];

@@ -82,6 +82,9 @@ void report_table(FILE *f, const run_result *r, double wall_s)
         if (r->stage[s].sampled_out)
             fprintf(f, "  %-16s %llu frames sampled out here (not drops)\n", c->stages[s].name,
                     (unsigned long long)r->stage[s].sampled_out);
+    if (c->cpu.cores > 0 && c->cpu.ncold > 0)
+        fprintf(f, "  cores: cold cores (cpu.cold) added %.2f %% to the jobs' work\n",
+                100.0 * r->cpu_cold.mean);
     if (c->cpu.cores > 0 && c->cpu.has_stack)
         fprintf(f, "  cores: exactly two jobs %.1f %% of the busy time, %.1f %% of that on one core\n",
                 100.0 * r->cpu_two.mean, 100.0 * r->cpu_two_same.mean);
@@ -277,6 +280,8 @@ void report_json(FILE *f, const run_result *r, double wall_s)
         jw_obj_begin(&w, "cpu");
         json_ci(&w, "two_jobs_share", &r->cpu_two);
         json_ci(&w, "two_on_one_core_share", &r->cpu_two_same);
+        if (c->cpu.ncold > 0)
+            json_ci(&w, "cold_extra_share", &r->cpu_cold);
         if (c->cpu.has_stack) {
             jw_obj_begin(&w, "stack");
             for (int k = 0; k < RUN_NSTACK; k++)

@@ -105,6 +105,8 @@ typedef struct {
     stats_ci cpu_two, cpu_two_same;  /* cpu: the share of the cores' busy time with exactly two
                                         jobs, and of that the share on one core (cpu.stack) */
     stats_ci cpu_stack[RUN_NSTACK];  /* cpu.stack: run_stack_names' figures */
+    stats_ci cpu_cold;               /* cpu.cold: the work cold cores added, as a share of the
+                                        jobs' work */
     int ngpus;
     gpu_est *gpu;
     double gpu_hours;            /* GPU-hours simulated in the measured windows */

@@ -176,6 +176,8 @@ Test(cold, scenario_runs_it)
     rep_stats rs;
     rep1(&c, &rs);
     hist_is("decode service", &rs.stage[0].service, 10, 2 + 9 * 2.5, 2.0, 2.5);
+    near("work as started", rs.cpu_work_ms, 10 * 2.0, EXACT);
+    near("added by cold cores", rs.cpu_cold_extra_ms, 9 * 0.5, EXACT);
     pipe_stats_free(&rs);
     cfg_free(&c);
 }

@@ -58,9 +58,10 @@
 # same loads simulated at one speed, results-steady.csv), STACK_S (4): stackcal's
 # seconds at each of its loads (0: no stackcal, and the prediction pools the cores;
 # with it, the prediction places each job on a core, cpu.stack, and the report also
-# shows the same loads with the cores pooled, results-pooled.csv), COLD_S (30): coldcal's seconds (0: no coldcal; with it, the
-# prediction says how much slower an op runs after its core idled, cpu.cold, and the
-# report also shows the same loads without it, results-warm.csv),
+# shows the same loads with the cores pooled, results-pooled.csv), COLD_S (30):
+# coldcal's seconds (0: no coldcal; with it, the prediction says how much slower an
+# op runs after its core idled, cpu.cold, and the report also shows the same loads
+# without it, results-warm.csv),
 # LOADS ("0.30 0.50 0.70 0.85"), NOTE (a line for the report, e.g. "taken on a
 # loaded machine"), NICE (-19 when root, else 0: the
 # calibration and the runs get a higher scheduling weight than other processes, so
@@ -331,9 +332,15 @@ for L in $LOADS; do
     --spread "$D/spread-used.csv" --cdf "$D/real-cdf.dat" --overlap "$D/overlap.csv" \
     --sim-spans "$D/sim-spans.csv" --stages "$D/stages.csv" --batches "$D/batches.csv" "${used[@]}" \
     | tee -a "$WORK/summary.txt" >&2
-  # every run's own figures (the spread), those left out too, and every run pooled
-  ./vlrealpipe compare --load "$L" --sim "$D/sim.csv" --warmup "$WARMUP" --out "$D/rows-all.csv" \
-    --spread "$D/spread.csv" "${spans[@]}" > /dev/null
+  # every run's own figures (the spread), those left out too, and every run pooled:
+  # the comparison's own when none was left out
+  if [ "${#used[@]}" = "${#spans[@]}" ]; then
+    cp "$D/spread-used.csv" "$D/spread.csv"
+    cp "$D/rows.csv" "$D/rows-all.csv"
+  else
+    ./vlrealpipe compare --load "$L" --sim "$D/sim.csv" --warmup "$WARMUP" --out "$D/rows-all.csv" \
+      --spread "$D/spread.csv" "${spans[@]}" > /dev/null
+  fi
 done
 
 # ---- 4. outputs (each built beside, then moved into place) ----

@@ -393,11 +393,14 @@ static int decode_clip(const dect_params *p, const clip *c, dect_result *r, char
     pass_rec pr = {malloc((size_t)p->frames * sizeof(int)), malloc((size_t)p->frames * sizeof(double)),
                    p->frames};
     double *s[DECT_NTYPES] = {0};
+    int *at[DECT_NTYPES] = {0};                  /* each sample's frame in the clip */
     int ns[DECT_NTYPES] = {0};
     size_t total = (size_t)p->frames * (size_t)p->passes;
-    for (int t = 0; t < DECT_NTYPES; t++)
+    for (int t = 0; t < DECT_NTYPES; t++) {
         s[t] = malloc(total * sizeof(double));
-    if (!dec || !f || !pr.type || !pr.ms || !s[0] || !s[1] || !s[2]) {
+        at[t] = malloc(total * sizeof(int));
+    }
+    if (!dec || !f || !pr.type || !pr.ms || !s[0] || !s[1] || !s[2] || !at[0] || !at[1] || !at[2]) {
         set_err(err, errlen, "out of memory", 0);
         goto done;
     }
@@ -415,10 +418,12 @@ static int decode_clip(const dect_params *p, const clip *c, dect_result *r, char
         int other = 0;
         for (int i = 0; i < p->frames; i++) {
             int t = pr.type[i];
-            if (t == DECT_NTYPES)
+            if (t == DECT_NTYPES) {
                 other++;
-            else
+            } else {
+                at[t][ns[t]] = i;
                 s[t][ns[t]++] = pr.ms[i];
+            }
         }
         r->other = other;
     }
@@ -432,10 +437,16 @@ static int decode_clip(const dect_params *p, const clip *c, dect_result *r, char
         }
         s[t] = NULL;
     }
+    if (dect_content(r, (const int *const *)at)) {
+        set_err(err, errlen, "out of memory", 0);
+        goto done;
+    }
     rc = 0;
 done:
-    for (int t = 0; t < DECT_NTYPES; t++)
+    for (int t = 0; t < DECT_NTYPES; t++) {
         free(s[t]);
+        free(at[t]);
+    }
     free(pr.type);
     free(pr.ms);
     av_frame_free(&f);
@@ -460,9 +471,59 @@ int dect_run(const dect_params *p, dect_result *r, char *err, size_t errlen)
 
 void dect_result_free(dect_result *r)
 {
-    for (int t = 0; t < DECT_NTYPES; t++)
+    for (int t = 0; t < DECT_NTYPES; t++) {
         harness_result_free(&r->type[t]);
+        free(r->resid[t]);
+    }
+    free(r->content);
     memset(r, 0, sizeof *r);
+}
+
+int dect_content(dect_result *r, const int *const frame_of[DECT_NTYPES])
+{
+    if (r->frames < 1)
+        return -1;
+    size_t F = (size_t)r->frames;
+    double *sum = calloc(F, sizeof *sum), *content = malloc(F * sizeof *content);
+    int *cnt = calloc(F, sizeof *cnt);
+    double *resid[DECT_NTYPES] = {0};
+    int bad = !sum || !content || !cnt;
+    for (size_t k = 0; !bad && k < F; k++)
+        content[k] = 1;
+    for (int t = 0; !bad && t < DECT_NTYPES; t++) {
+        const harness_result *h = &r->type[t];
+        if (h->n == 0)
+            continue;
+        bad = !frame_of[t] || !(resid[t] = malloc((size_t)h->n * sizeof *resid[t]));
+        for (int i = 0; !bad && i < h->n; i++) {
+            int k = frame_of[t][i];
+            bad = k < 0 || k >= r->frames;
+            if (!bad) {
+                sum[k] += h->samples[i];
+                cnt[k]++;
+            }
+        }
+        for (int i = 0; !bad && i < h->n; i++) {
+            int k = frame_of[t][i];   /* a frame's samples are all of one type */
+            content[k] = sum[k] / cnt[k] / h->mean;
+            resid[t][i] = h->samples[i] / content[k];
+        }
+    }
+    free(sum);
+    free(cnt);
+    if (bad) {
+        free(content);
+        for (int t = 0; t < DECT_NTYPES; t++)
+            free(resid[t]);
+        return -1;
+    }
+    free(r->content);
+    r->content = content;
+    for (int t = 0; t < DECT_NTYPES; t++) {
+        free(r->resid[t]);
+        r->resid[t] = resid[t];
+    }
+    return 0;
 }
 
 /* ---- the clip for others (calib/realpipe releases its packets as camera

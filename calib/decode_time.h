@@ -44,6 +44,9 @@ typedef struct {
     size_t bytes;                      /* encoded clip size */
     double encode_s;                   /* seconds spent encoding */
     char encoder[32];                  /* the encoder's name ("libx264") */
+    /* the clip's content (dect_content; NULL when not worked out) */
+    double *content;                   /* [frames]: a frame's mean time over its type's */
+    double *resid[DECT_NTYPES];        /* [type[t].n]: each sample over its frame's factor */
 } dect_result;
 
 /* Defaults: h264, 1280x720, 30 fps, GOP 30, 2 B-frames, 300 frames, 1 pass,
@@ -59,6 +62,17 @@ int dect_check(const dect_params *p, char *err, size_t errlen);
 int dect_run(const dect_params *p, dect_result *r, char *err, size_t errlen);
 
 void dect_result_free(dect_result *r);
+
+/* The clip's content, for the simulator's gop.content: a busy picture
+ * decodes slower whenever it is decoded, and streams that play one clip in
+ * step decode it at once. frame_of[t][i] is the clip frame (0..r->frames-1)
+ * of sample i of type t (NULL where the type has no samples). content[k] =
+ * the mean of frame k's samples over the mean of its type's samples (1 for
+ * a frame with none), and resid[t][i] = sample i over its frame's factor:
+ * the draw that the simulator multiplies by the factor again, so that the
+ * position's share of the spread is not counted twice. 0, or -1 (out of
+ * memory, or a frame out of range: r unchanged). */
+int dect_content(dect_result *r, const int *const frame_of[DECT_NTYPES]);
 
 /* The encoded clip itself, for a pipeline that decodes it (calib/realpipe):
  * the same content, encoder and settings as dect_run. Packets are in decode
@@ -83,7 +97,8 @@ int dect_parse_resolution(const char *s, int *w, int *h);
  * to err; returns the exit status (0 done, 2 bad usage or a failure), like
  * vlcalib_main. */
 /* The files vlcalib decode --out F.yaml writes (F.yaml, F.samples.csv,
- * F.I.samples, F.P.samples, F.B.samples): dect_check_files says whether
+ * F.I.samples, F.P.samples, F.B.samples, and with r->content F.content and
+ * F.I.resid.samples, ...: dect_content): dect_check_files says whether
  * they may be written (an existing one needs force) before a run, and
  * dect_write_files writes them from r, each atomically, with note (NULL
  * or "": none) as a last comment line. 0, or -1 and a message. (In

@@ -11,7 +11,10 @@
  * type (frame_type I | P | B), F.samples.csv beside it (the raw samples,
  * with a frame_type column), and F.I.samples, F.P.samples, F.B.samples,
  * the samples of each type that occurred, one value in ms per line — the
- * empirical sample list a scenario's `{dist: empirical, file: ...}` reads. */
+ * empirical sample list a scenario's `{dist: empirical, file: ...}` reads —
+ * and the clip's content (dect_content): F.content, a factor per clip frame
+ * (a scenario's gop.content), and F.I.resid.samples, ..., the draws to use
+ * with it. */
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,7 +45,9 @@ static void dec_usage(FILE *f)
             "libavcodec on one thread after an untimed warm-up pass, and time every frame.\n"
             "Defaults: h264 1280x720, 30 fps, GOP 30, 2 B-frames, 300 frames, 1 pass, CRF 23.\n"
             "--out F.yaml writes a calibration file (op decode_video), F.samples.csv and\n"
-            "F.I.samples, F.P.samples, F.B.samples (ms, one per line).\n");
+            "F.I.samples, F.P.samples, F.B.samples (ms, one per line), F.content (each clip\n"
+            "frame's mean over its type's: a scenario's gop.content) and F.I.resid.samples, ...\n"
+            "(each sample over its frame's factor: the draws to use with gop.content).\n");
 }
 
 static int parse_int(const char *s, int *v)
@@ -111,16 +116,24 @@ static int parse_opts(int argc, char **argv, dec_opts *o, char *msg, size_t len)
     return 0;
 }
 
-/* F.yaml (or .yml, or any name) -> F.<type>.samples. */
-static int samples_path(const char *yaml, dect_type t, char *buf, size_t size)
+/* F.yaml (or .yml, or any name) -> F<suffix>. */
+static int side_path(const char *yaml, const char *suffix, char *buf, size_t size)
 {
     size_t n = strlen(yaml);
     if (n >= 5 && !strcmp(yaml + n - 5, ".yaml"))
         n -= 5;
     else if (n >= 4 && !strcmp(yaml + n - 4, ".yml"))
         n -= 4;
-    int w = snprintf(buf, size, "%.*s.%s.samples", (int)n, yaml, dect_type_name(t));
+    int w = snprintf(buf, size, "%.*s%s", (int)n, yaml, suffix);
     return w < 0 || (size_t)w >= size ? -1 : 0;
+}
+
+/* F.yaml -> F.<type>.samples, or with resid F.<type>.resid.samples. */
+static int samples_path(const char *yaml, dect_type t, int resid, char *buf, size_t size)
+{
+    char suffix[32];
+    snprintf(suffix, sizeof suffix, ".%s.%ssamples", dect_type_name(t), resid ? "resid." : "");
+    return side_path(yaml, suffix, buf, size);
 }
 
 static void write_table(FILE *f, const dect_params *p, const dect_result *r)
@@ -205,13 +218,51 @@ static int write_csv(FILE *f, const calf_file *cf, const dect_result *r)
     return ferror(f) ? -1 : 0;
 }
 
-static int write_samples(FILE *f, const dect_params *p, const harness_result *h, dect_type t)
+/* A type's samples, or with resid each over its frame's content factor
+ * (F.content): the draws the simulator's gop.content multiplies again. */
+static int write_samples(FILE *f, const dect_params *p, const dect_result *r, dect_type t, int resid)
 {
-    fprintf(f, "# vlcalib decode: %s-frame decode times (ms), %s %dx%d GOP %d, %d B-frames, display order, pass after pass\n",
-            dect_type_name(t), p->codec, p->width, p->height, p->gop, p->bframes);
+    const harness_result *h = &r->type[t];
+    fprintf(f, "# vlcalib decode: %s-frame decode times (ms), %s %dx%d GOP %d, %d B-frames, %s\n",
+            dect_type_name(t), p->codec, p->width, p->height, p->gop, p->bframes,
+            resid ? "over their\n# frames' factors (the .content file beside this one)"
+                  : "display order, pass after pass");
     for (int i = 0; i < h->n; i++)
-        fprintf(f, "%.6f\n", h->samples[i]);
+        fprintf(f, "%.6f\n", resid ? r->resid[t][i] : h->samples[i]);
     return ferror(f) ? -1 : 0;
+}
+
+/* The clip's content: one factor per frame, in clip order (gop.content). */
+static int write_content(FILE *f, const dect_params *p, const dect_result *r)
+{
+    fprintf(f, "# vlcalib decode: the clip's content, %s %dx%d GOP %d, %d frames: frame k's mean decode\n"
+               "# time over its type's mean, one line per frame in clip order (the simulator's gop.content;\n"
+               "# draw from the .resid.samples beside this file)\n",
+            p->codec, p->width, p->height, p->gop, r->frames);
+    for (int k = 0; k < r->frames; k++)
+        fprintf(f, "%.6f\n", r->content[k]);
+    return ferror(f) ? -1 : 0;
+}
+
+/* The files beside F.yaml by index k: 2t + 0 type t's samples, 2t + 1 its
+ * draws over the content, NSIDE - 1 the content; whether r has file k, and
+ * its text. */
+#define NSIDE (2 * DECT_NTYPES + 1)
+
+static int side_name(const char *yaml, int k, char *buf, size_t size)
+{
+    return k == NSIDE - 1 ? side_path(yaml, ".content", buf, size)
+                          : samples_path(yaml, (dect_type)(k / 2), k % 2, buf, size);
+}
+
+static int side_wanted(const dect_result *r, int k)
+{
+    return k == NSIDE - 1 ? r->content != NULL : r->type[k / 2].n > 0 && (k % 2 == 0 || r->content);
+}
+
+static int side_write(FILE *f, const dect_params *p, const dect_result *r, int k)
+{
+    return k == NSIDE - 1 ? write_content(f, p, r) : write_samples(f, p, r, (dect_type)(k / 2), k % 2);
 }
 
 int dect_check_files(const char *out, bool force, char *msg, size_t len)
@@ -225,8 +276,8 @@ int dect_check_files(const char *out, bool force, char *msg, size_t len)
     }
     if (out_check(sp, force, msg, len))
         return -1;
-    for (int t = 0; t < DECT_NTYPES; t++) {
-        if (samples_path(out, (dect_type)t, sp, sizeof sp)) {
+    for (int k = 0; k < NSIDE; k++) {
+        if (side_name(out, k, sp, sizeof sp)) {
             snprintf(msg, len, "--out %s: name too long", out);
             return -1;
         }
@@ -272,14 +323,14 @@ int dect_write_files(const char *out, const dect_params *p, const dect_result *r
     }
     if (out_commit(&of, msg, len))
         return -1;
-    for (int t = 0; t < DECT_NTYPES; t++) {
-        if (r->type[t].n == 0)
+    for (int k = 0; k < NSIDE; k++) {
+        if (!side_wanted(r, k))
             continue;
-        samples_path(out, (dect_type)t, sp, sizeof sp);   /* checked before the run */
+        side_name(out, k, sp, sizeof sp);   /* checked before the run */
         memset(&of, 0, sizeof of);
         if (out_open(&of, sp, msg, len))
             return -1;
-        if (write_samples(of.f, p, &r->type[t], (dect_type)t)) {
+        if (side_write(of.f, p, r, k)) {
             out_abort(&of);
             snprintf(msg, len, "%s: write error", sp);
             return -1;

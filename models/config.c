@@ -111,6 +111,7 @@ void cfg_free(scenario_cfg *c)
         dist_free(&c->stages[i].service);
         dist_free(&c->stages[i].jitter);
         dist_free(&c->stages[i].gop.i_service);
+        free(c->stages[i].gop.content);
     }
     for (int k = 0; k < c->canary.ndists; k++)
         dist_free(&c->canary.dists[k]);

@@ -73,7 +73,13 @@ typedef struct {              /* video decode: group of pictures */
     int b_frames;             /* B-frames between references: positions k % (b+1) != 0 are B */
     double reorder_ms;        /* a B-frame is held this long after decoding (waits for its
                                  future reference), without occupying a decoder */
+    int ncontent;             /* 0: off; else frame k of every stream costs content[k % ncontent]
+                                 times its draw (the clip's content: a busy picture decodes
+                                 slower, and streams that play one clip in step are busy at
+                                 once) */
+    double *content;          /* [ncontent] > 0, owned */
 } gop_cfg;
+#define CFG_MAX_CONTENT 1000000  /* gop.content: one factor per frame of the clip */
 
 typedef struct {              /* LLM prefill: a prefix-cache miss re-prefills the context */
     double prob;              /* probability per frame, [0, 1] (0: off) */

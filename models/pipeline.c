@@ -273,7 +273,7 @@ static char gop_type(const gop_cfg *g, uint64_t seq)
 }
 
 /* A worker stage's service time for item i: the drawn time, an I-frame's
- * extra cost, retransmissions and cache misses. */
+ * extra cost, the clip's content, retransmissions and cache misses. */
 static double service_ms(pipe_t *p, station_t *stn, uint32_t i)
 {
     const stage_cfg *c = stn->cfg;
@@ -289,6 +289,8 @@ static double service_ms(pipe_t *p, station_t *stn, uint32_t i)
         if (iframe)
             ms *= c->gop.i_factor;
     }
+    if (c->gop.ncontent > 0)                        /* the clip's content at this frame */
+        ms *= c->gop.content[p->items[i].seq % (uint64_t)c->gop.ncontent];
     if (c->retransmit.loss > 0)
         ms += retransmit_ms(stn);
     if (c->cache_miss.prob > 0)

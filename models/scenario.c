@@ -1738,15 +1738,63 @@ static int read_retransmit(loader *ld, const yaml_node_t *map, const char *path,
     return 0;
 }
 
+/* gop.content: [f0, f1, ...] or {file: F} (one factor a line, in clip
+ * order): frame k of a stream costs factor k mod n times its draw. */
+static int read_content(loader *ld, const yaml_node_t *v, const char *path, gop_cfg *g)
+{
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    const char *what = "a list of factors such as [1.2, 0.9, 0.9] or {file: clip.content}";
+    double *x = NULL;
+    size_t n = 0;
+    if (v->type == YAML_MAPPING_NODE) {
+        static const char *const keys[] = {"file", NULL};
+        const yaml_node_t *f;
+        char fpath[SCN_PATH_LEN];
+        if (check_keys(ld, v, path, what, keys) || !(f = need(ld, v, path, "file")))
+            return -1;
+        path_key(fpath, path, "file");
+        if (read_samples(ld, f, fpath, &x, &n))
+            return -1;
+        for (size_t i = 0; i < n; i++)
+            if (!(x[i] > 0)) {
+                free(x);
+                return fail(ld, f, fpath, "factor %zu (line order) must be > 0", i + 1);
+            }
+    } else if (v->type == YAML_SEQUENCE_NODE) {
+        n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
+        if (n == 0)
+            return fail(ld, v, path, "must list 1 to %d factors, got 0", CFG_MAX_CONTENT);
+        if (n <= CFG_MAX_CONTENT && !(x = malloc(n * sizeof *x)))
+            return fail(ld, v, path, "out of memory for %zu factors", n);
+        for (size_t i = 0; x && i < n; i++) {
+            const yaml_node_t *e = yaml_document_get_node(&ld->doc, v->data.sequence.items.start[i]);
+            path_index(ipath, path, i);
+            if (read_double(ld, e, ipath, POSITIVE, &x[i])) {
+                free(x);
+                return -1;
+            }
+        }
+    } else {
+        return fail(ld, v, path, "expected %s, got %s", what, describe(v, show, sizeof show));
+    }
+    if (n > CFG_MAX_CONTENT) {
+        free(x);
+        return fail(ld, v, path, "must list 1 to %d factors, got %zu", CFG_MAX_CONTENT, n);
+    }
+    g->content = x;
+    g->ncontent = (int)n;
+    return 0;
+}
+
 /* gop: {length: 15, i_factor: 3.5, b_frames: 2, reorder_ms: 66}, or with
  * i_service: {dist: ...} (the I-frames' own distribution) instead of
- * i_factor; *reorder_unset says reorder_ms was omitted (its default needs
- * the workload). On error *g is untouched. */
+ * i_factor, and content (read_content); *reorder_unset says reorder_ms was
+ * omitted (its default needs the workload). On error *g is untouched. */
 static int read_gop(loader *ld, const yaml_node_t *map, const char *path, gop_cfg *g,
                     bool *reorder_unset)
 {
     static const char *const keys[] = {"length", "i_factor", "i_service", "b_frames", "reorder_ms",
-                                       NULL};
+                                       "content", NULL};
     char kpath[SCN_PATH_LEN];
     const yaml_node_t *v;
     gop_cfg t = {.i_factor = 1};
@@ -1785,6 +1833,11 @@ static int read_gop(loader *ld, const yaml_node_t *map, const char *path, gop_cf
             return -1;
         }
         t.has_i_service = true;
+    }
+    path_key(kpath, path, "content");
+    if ((v = get(ld, map, "content")) && read_content(ld, v, kpath, &t)) {
+        dist_free(&t.i_service);
+        return -1;
     }
     *g = t;
     return 0;

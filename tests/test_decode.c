@@ -234,11 +234,25 @@ Test(decode, command_writes_table_and_files)
     cr_assert_eq(run_cmd(argv, argc, out, sizeof out, err, sizeof err), 2);
     cr_assert(strstr(err, "--force"), "%s", err);
 
+    /* the clip's content: a factor per frame, and each type's draws beside it */
+    char cp[128], rp[3][128];
+    snprintf(cp, sizeof cp, "%s/d.content", dir);
+    cr_expect_eq(count_values(cp), 30);
+    const char *tn[] = {"I", "P", "B"};
+    int want[] = {ni, np, nb};
+    for (int t = 0; t < 3; t++) {
+        snprintf(rp[t], sizeof rp[t], "%s/d.%s.resid.samples", dir, tn[t]);
+        cr_expect_eq(count_values(rp[t]), want[t], "%s", rp[t]);
+    }
+
     unlink(yaml);
     unlink(csv);
     unlink(ip);
     unlink(pp);
     unlink(bp);
+    unlink(cp);
+    for (int t = 0; t < 3; t++)
+        unlink(rp[t]);
     cr_assert_eq(rmdir(dir), 0);
 }
 
@@ -263,4 +277,37 @@ Test(decode, command_refuses_bad_parameters)
     char *help[] = {"decode", "--help"};
     cr_assert_eq(run_cmd(help, 2, out, sizeof out, err, sizeof err), 0);
     cr_assert(strstr(out, "usage: vlcalib decode"), "%s", out);
+}
+
+/* The clip's content by hand: 3 frames; I-frame 0 timed 6 and 10 ms, P-frame
+ * 1 timed 2 and 4, P-frame 2 timed 1 and 3. P mean 2.5: frame 1's factor
+ * 3 / 2.5 = 1.2, frame 2's 2 / 2.5 = 0.8; frame 0's 8 / 8 = 1. The draws
+ * are the samples over their factors: 2 / 1.2, 4 / 1.2, 1 / 0.8, 3 / 0.8. A
+ * frame out of the clip is refused and leaves r as it was. */
+Test(decode, content_by_hand)
+{
+    double si[] = {6, 10}, sp[] = {2, 4, 1, 3};
+    int ai[] = {0, 0}, ap[] = {1, 1, 2, 2}, bad[] = {1, 1, 3, 2};
+    dect_result r;
+    memset(&r, 0, sizeof r);
+    r.frames = 3;
+    r.type[DECT_I] = (harness_result){.n = 2, .samples = si, .mean = 8};
+    r.type[DECT_P] = (harness_result){.n = 4, .samples = sp, .mean = 2.5};
+    const int *off[DECT_NTYPES] = {ai, bad, NULL};
+    cr_assert_eq(dect_content(&r, off), -1);
+    cr_expect_null(r.content);
+    const int *at[DECT_NTYPES] = {ai, ap, NULL};
+    cr_assert_eq(dect_content(&r, at), 0);
+    cr_expect_float_eq(r.content[0], 1.0, 1e-12);
+    cr_expect_float_eq(r.content[1], 1.2, 1e-12);
+    cr_expect_float_eq(r.content[2], 0.8, 1e-12);
+    double want[] = {2 / 1.2, 4 / 1.2, 1 / 0.8, 3 / 0.8};
+    for (int i = 0; i < 4; i++)
+        cr_expect_float_eq(r.resid[DECT_P][i], want[i], 1e-12, "P draw %d", i);
+    cr_expect_float_eq(r.resid[DECT_I][0], 6.0, 1e-12);
+    cr_expect_float_eq(r.resid[DECT_I][1], 10.0, 1e-12);
+    cr_expect_null(r.resid[DECT_B]);
+    free(r.content);
+    for (int t = 0; t < DECT_NTYPES; t++)
+        free(r.resid[t]);
 }

@@ -247,10 +247,11 @@ Test(jitter, retransmit_capped_by_max_retries)
 /* ---- GOP --------------------------------------------------------------------- */
 
 /* 8 aligned streams at 10 FPS for 15 s: frames 0..149 of each stream, ten
- * whole GOPs of 15. Decode: constant 2 ms, I-frames x3 (6 ms); 16 servers,
- * so nothing waits. A second stage (1 ms) follows. Everything is
- * deterministic: the last frame (149, at 14.9 s) leaves by 14.9 s + 33 ms. */
-static void gop_run(int b_frames, double reorder_ms, rep_stats *rs, scenario_cfg *c)
+ * whole GOPs of 15. Decode: constant 2 ms (its gop is the caller's); 16
+ * servers, so nothing waits. A second stage (1 ms) follows. gop_run: the
+ * I-frames x3 (6 ms). Everything is deterministic: the last frame (149, at
+ * 14.9 s) leaves by 14.9 s + 33 ms. */
+static stage_cfg *gop_scenario(scenario_cfg *c)
 {
     static const char *const names[] = {"decode", "next"};
     scn_make(c, 2, names, 15);
@@ -258,9 +259,15 @@ static void gop_run(int b_frames, double reorder_ms, rep_stats *rs, scenario_cfg
     stage_cfg *dec = &c->stages[0], *nx = &c->stages[1];
     dec->servers = 16;
     constant(dec, 2);
-    dec->gop = (gop_cfg){.length = 15, .i_factor = 3, .b_frames = b_frames, .reorder_ms = reorder_ms};
     nx->servers = 16;
     constant(nx, 1);
+    return dec;
+}
+
+static void gop_run(int b_frames, double reorder_ms, rep_stats *rs, scenario_cfg *c)
+{
+    stage_cfg *dec = gop_scenario(c);
+    dec->gop = (gop_cfg){.length = 15, .i_factor = 3, .b_frames = b_frames, .reorder_ms = reorder_ms};
     one_rep(c, rs);
 }
 
@@ -294,19 +301,12 @@ Test(jitter, gop_i_frames)
  * frames per GOP, nothing waits. */
 Test(jitter, gop_i_frames_own_distribution)
 {
-    static const char *const names[] = {"decode", "next"};
     scenario_cfg c;
     rep_stats rs;
-    scn_make(&c, 2, names, 15);
-    aligned(&c, 8, 10);
-    stage_cfg *dec = &c.stages[0], *nx = &c.stages[1];
-    dec->servers = 16;
-    constant(dec, 2);
+    stage_cfg *dec = gop_scenario(&c);
     dec->gop = (gop_cfg){.length = 15, .i_factor = 3, .has_i_service = true};
     const char *e = dist_init_constant(&dec->gop.i_service, 7);
     cr_assert_null(e, "%s", e);
-    nx->servers = 16;
-    constant(nx, 1);
     one_rep(&c, &rs);
     const stage_stats *s = &rs.stage[0];
     const uint64_t gops = 8 * 10;
@@ -316,6 +316,35 @@ Test(jitter, gop_i_frames_own_distribution)
     cr_expect_eq(count_at(&s->service, 6), 0, "i_factor is not used with i_service");
     cr_expect_eq(count_at(&s->service, 2), 14 * gops);
     expect_rel("service mean", hist_mean(&s->service), (14 * 2.0 + 7) / 15, 1e-12);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+/* The clip's content: frame k costs content[k mod 3] = [1, 2, 0.5] times
+ * its draw. GOP 15 (a multiple of 3), so every I-frame (k = 0, 15, ...) sits
+ * at factor 1: 6 ms. Of each stream's 150 frames, the 50 with k mod 3 = 0
+ * are its 10 I-frames and 40 P-frames at 2 ms; 50 at 2 x 2 = 4 ms; 50 at
+ * 2 x 0.5 = 1 ms. 16 servers: nothing waits. */
+Test(jitter, gop_content_by_frame)
+{
+    static const double content[] = {1, 2, 0.5};
+    scenario_cfg c;
+    rep_stats rs;
+    stage_cfg *dec = gop_scenario(&c);
+    dec->gop = (gop_cfg){.length = 15, .i_factor = 3, .ncontent = 3,
+                         .content = malloc(sizeof content)};
+    cr_assert_not_null(dec->gop.content);
+    memcpy(dec->gop.content, content, sizeof content);
+    one_rep(&c, &rs);
+    const stage_stats *s = &rs.stage[0];
+    cr_assert_eq(s->completed, 8 * 150);
+    cr_expect_eq(s->waited, 0);
+    cr_expect_eq(count_at(&s->service, 6), 8 * 10);
+    cr_expect_eq(count_at(&s->service, 2), 8 * 40);
+    cr_expect_eq(count_at(&s->service, 4), 8 * 50);
+    cr_expect_eq(count_at(&s->service, 1), 8 * 50);
+    expect_rel("service mean", hist_mean(&s->service), (10 * 6 + 40 * 2 + 50 * 4 + 50 * 1) / 150.0,
+               1e-12);
     pipe_stats_free(&rs);
     cfg_free(&c);
 }

@@ -731,6 +731,12 @@ Test(realpipe, stages_by_hand)
     rmdir(dir);
 }
 
+static int cmp_dbl(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
 Test(realpipe, mixcal_counts_and_files, .timeout = 120)
 {
     rp_params p;
@@ -795,6 +801,11 @@ Test(realpipe, mixcal_counts_and_files, .timeout = 120)
     cr_assert_eq(fd.ops[0].npoints, 2);
     cr_expect_eq(fd.ops[0].points[0].n + fd.ops[0].points[1].n, 36);
     calf_free(&fd);
+    /* each decode sample knows its frame in the clip: the I-frames at GOP starts */
+    for (int i = 0; i < r.decode_i.n; i++)
+        cr_expect(r.decode_i_at[i] % p.gop == 0 && r.decode_i_at[i] < p.clip_frames, "%d", r.decode_i_at[i]);
+    for (int i = 0; i < r.decode_p.n; i++)
+        cr_expect(r.decode_p_at[i] % p.gop != 0 && r.decode_p_at[i] < p.clip_frames, "%d", r.decode_p_at[i]);
 
     /* the scenario from the two files loads, its encode table the mix's means */
     rp_capacity cap;
@@ -814,6 +825,36 @@ Test(realpipe, mixcal_counts_and_files, .timeout = 120)
     double want2 = r.encode[1].mean > r.encode[0].mean ? r.encode[1].mean : r.encode[0].mean;
     cr_expect(fabs(cfg_table_ms(&c.stages[2].table, 2) - want2) < 1e-5, "table(2) %g, want %g",
               cfg_table_ms(&c.stages[2].table, 2), want2);
+    /* the clip's content beside the decode file (mix-dec.content): one factor
+     * per clip frame, and the draws are the samples over their frames' factors,
+     * whose mean is the type's mean (each frame's samples sum to its count
+     * times the type's mean once divided by mean(frame) / mean(type)) */
+    cr_assert_eq(c.stages[0].gop.ncontent, p.clip_frames);
+    cr_expect(fabs(dist_mean(&c.stages[0].service) - r.decode_p.mean) < 1e-5 * r.decode_p.mean,
+              "P draws' mean %g, P samples' mean %g", dist_mean(&c.stages[0].service), r.decode_p.mean);
+    cr_expect(fabs(dist_mean(&c.stages[0].gop.i_service) - r.decode_i.mean) < 1e-5 * r.decode_i.mean);
+    double wsum = 0;                     /* the factors weighted by the samples: 1 */
+    for (int i = 0; i < r.decode_p.n; i++)
+        wsum += c.stages[0].gop.content[r.decode_p_at[i]];
+    cr_expect(fabs(wsum / r.decode_p.n - 1) < 1e-5, "mean factor over the P samples %g", wsum / r.decode_p.n);
+    /* the P draws, worked out here: each sample over (its frame's mean / the P mean) */
+    double fsum[64] = {0}, want[64];
+    int fn[64] = {0};
+    cr_assert_leq(p.clip_frames, 64);
+    cr_assert_leq(r.decode_p.n, 64);
+    cr_assert_eq(c.stages[0].service.nvalues, (size_t)r.decode_p.n);
+    for (int i = 0; i < r.decode_p.n; i++) {
+        fsum[r.decode_p_at[i]] += r.decode_p.samples[i];
+        fn[r.decode_p_at[i]]++;
+    }
+    for (int i = 0; i < r.decode_p.n; i++) {
+        int k = r.decode_p_at[i];
+        want[i] = r.decode_p.samples[i] / (fsum[k] / fn[k] / r.decode_p.mean);
+    }
+    qsort(want, (size_t)r.decode_p.n, sizeof *want, cmp_dbl);
+    for (int i = 0; i < r.decode_p.n; i++)
+        cr_expect(fabs(c.stages[0].service.values[i] - want[i]) < 2e-6, "P draw %d: %g, want %g", i,
+                  c.stages[0].service.values[i], want[i]);
     cfg_free(&c);
     rp_mix_result_free(&r);
     kit_rm_rf(dir);

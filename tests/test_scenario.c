@@ -1836,6 +1836,49 @@ Test(scenario, gop_i_service_loads)
     cfg_free(&c);
 }
 
+Test(scenario, gop_content_loads)
+{
+    /* inline, and from a file read in its order (1.25 before 0.75: not sorted) */
+    const char *inl = WITH_SERVICE("{dist: constant, ms: 2}")
+                      "    gop: {length: 15, content: [1.5, 0.5, 1]}\n";
+    const char *file = WITH_SERVICE("{dist: constant, ms: 2}")
+                       "    gop: {length: 15, content: {file: content.txt}}\n";
+    scenario_cfg c;
+    expect_ok(inl, &c);
+    cr_assert_eq(c.stages[0].gop.ncontent, 3);
+    cr_expect_eq(c.stages[0].gop.content[0], 1.5);
+    cr_expect_eq(c.stages[0].gop.content[1], 0.5);
+    cr_expect_eq(c.stages[0].gop.content[2], 1.0);
+    cfg_free(&c);
+    expect_ok(file, &c);
+    cr_assert_eq(c.stages[0].gop.ncontent, 2);
+    cr_expect_eq(c.stages[0].gop.content[0], 1.25);
+    cr_expect_eq(c.stages[0].gop.content[1], 0.75);
+    cfg_free(&c);
+}
+
+Test(scenario, gop_content_errors)
+{
+    /* "    gop: {length: 15, content: [1, 0]}": "content:" 23-30, "[" at 32,
+     * 1 at 33, ", " 34-35, 0 at 36 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 15, content: [1, 0]}\n",
+                 "7:36: stages[0].gop.content[1]: ", "must be > 0, got 0");
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 15, content: []}\n",
+                 "7:32: stages[0].gop.content: ", "must list 1 to 1000000 factors, got 0");
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 15, content: 3}\n",
+                 "7:32: stages[0].gop.content: ", "expected a list of factors");
+    /* "{" at 32, "file:" 33-37, the name at 39 */
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 15, content: {file: content_zero.txt}}\n",
+                 "7:39: stages[0].gop.content.file: ", "factor 2 (line order) must be > 0");
+    expect_error(WITH_SERVICE("{dist: constant, ms: 2}")
+                 "    gop: {length: 15, content: {name: x}}\n",
+                 "7:33: stages[0].gop.content", "name");
+}
+
 Test(scenario, gop_b_frames_not_below_length)
 {
     /* "    gop: {length: 3, b_frames: 3}": 3 at 19, ", " 20-21, "b_frames:" 22-30, value at 32 */

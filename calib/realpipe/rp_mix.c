@@ -105,6 +105,15 @@ static double helper_decode(core_helper *h, int s, long seq, float *pix)
 
 /* ---- the run --------------------------------------------------------------------- */
 
+/* The clip frames a list holds, as ints (at least one slot): NULL out of memory. */
+static int *frames_of(const rp_vec *a)
+{
+    int *k = malloc((a->n ? a->n : 1) * sizeof *k);
+    for (size_t i = 0; k && i < a->n; i++)
+        k[i] = (int)a->v[i];
+    return k;
+}
+
 typedef struct {
     const rp_params *p;
     rp_ops ops;
@@ -113,6 +122,7 @@ typedef struct {
     long next;                       /* the next frame, all streams interleaved */
     rp_vec enc[RP_MIX_MAX_BATCH], redu[RP_MIX_MAX_BATCH], pre[RP_MIX_MAX_BATCH], llm[RP_MIX_MAX_BATCH];
     rp_vec dec_i, dec_p;
+    rp_vec at_i, at_p;               /* each decode sample's frame in the clip */
     /* the back-to-back reference: its own decoder (stream p->streams) */
     long ref_seq;
     rp_vec r_enc[RP_MIX_MAX_BATCH], r_redu[RP_MIX_MAX_BATCH], r_pre[RP_MIX_MAX_BATCH],
@@ -202,7 +212,9 @@ static int decode_until(mix_t *m, int b, int timed)
             rp_ops_decode(&m->ops, s, seq, pix);
             ms = rp_now_ms() - t0;
         }
-        if (timed && rp_vec_push(seq % p->gop == 0 ? &m->dec_i : &m->dec_p, ms))
+        int i = seq % p->gop == 0;
+        if (timed && (rp_vec_push(i ? &m->dec_i : &m->dec_p, ms)
+                      || rp_vec_push(i ? &m->at_i : &m->at_p, (double)(seq % p->clip_frames))))
             return -1;
         kept += keep;
     }
@@ -342,7 +354,8 @@ int rp_mix_run(const rp_params *p, int rounds, rp_mix_result *r, char *err, size
             snprintf(err, errlen, "out of memory");
             goto out;
         }
-    if (vec_stats(&m.dec_i, &r->decode_i) || vec_stats(&m.dec_p, &r->decode_p)
+    if (!(r->decode_i_at = frames_of(&m.at_i)) || !(r->decode_p_at = frames_of(&m.at_p))
+        || vec_stats(&m.dec_i, &r->decode_i) || vec_stats(&m.dec_p, &r->decode_p)
         || vec_stats(&m.r_dec_i, &r->b2b_decode_i) || vec_stats(&m.r_dec_p, &r->b2b_decode_p)) {
         snprintf(err, errlen, "out of memory");
         goto out;
@@ -357,6 +370,7 @@ out:
         free(m.r_enc[b].v); free(m.r_redu[b].v); free(m.r_pre[b].v); free(m.r_llm[b].v);
     }
     free(m.dec_i.v); free(m.dec_p.v); free(m.r_dec_i.v); free(m.r_dec_p.v);
+    free(m.at_i.v); free(m.at_p.v);
     free(m.pix); free(m.tok); free(m.red); free(m.bpix); free(m.btok); free(m.bred);
     rp_ops_free(&m.ops);
     dect_clip_free(clip);
@@ -377,6 +391,8 @@ void rp_mix_result_free(rp_mix_result *r)
         harness_result_free(&r->b2b_prefill[b]);
         harness_result_free(&r->b2b_llm_decode[b]);
     }
+    free(r->decode_i_at);
+    free(r->decode_p_at);
     harness_result_free(&r->decode_i);
     harness_result_free(&r->decode_p);
     harness_result_free(&r->b2b_decode_i);
@@ -513,15 +529,24 @@ int rp_mix_save(const rp_params *p, const rp_mix_result *r, int rounds, const ch
     dp.passes = rounds;
     dect_result dr;
     memset(&dr, 0, sizeof dr);
-    dr.type[DECT_I] = r->decode_i;
+    dr.type[DECT_I] = r->decode_i;            /* borrowed: dr is not dect_result_free'd */
     dr.type[DECT_P] = r->decode_p;
     dr.frames = p->clip_frames;
     dr.bytes = r->clip_bytes;
     snprintf(dr.encoder, sizeof dr.encoder, "libx264");
+    const int *at[DECT_NTYPES] = {r->decode_i_at, r->decode_p_at, NULL};
+    if (dect_content(&dr, at)) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
     char note[256];
     snprintf(note, sizeof note,
              "Timed by vlrealpipe mixcal in the pipeline's op mix (%d streams round robin, each frame on one\n"
              "of %d cores at random, between the executor's batches), not back to back: \"passes\" above\n"
              "counts the mix's rounds.", p->streams, r->decode_cores);
-    return dect_write_files(decode_out, &dp, &dr, note, err, errlen);
+    int rc = dect_write_files(decode_out, &dp, &dr, note, err, errlen);
+    free(dr.content);
+    for (int t = 0; t < DECT_NTYPES; t++)
+        free(dr.resid[t]);
+    return rc;
 }

@@ -48,6 +48,7 @@ typedef struct {
     harness_result prefill[RP_MIX_MAX_BATCH];   /* b x keep_tokens new tokens */
     harness_result llm_decode[RP_MIX_MAX_BATCH];
     harness_result decode_i, decode_p;          /* the clip's I- and P-frames */
+    int *decode_i_at, *decode_p_at;             /* each of their samples' frame in the clip */
     /* the same ops back to back, interleaved with the mix round by round */
     harness_result b2b_encode[RP_MIX_MAX_BATCH], b2b_reduce[RP_MIX_MAX_BATCH],
                    b2b_prefill[RP_MIX_MAX_BATCH], b2b_llm_decode[RP_MIX_MAX_BATCH];

@@ -5,6 +5,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "models/calib_read.h"
 
@@ -196,10 +197,19 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
     if (c->decode_i_ms > 0 && c->decode_p_ms > 0) {
         size_t len = strlen(decode_calib);
         int stem = len > 5 && !strcmp(decode_calib + len - 5, ".yaml") ? (int)len - 5 : (int)len;
-        fprintf(f, "    service: {dist: empirical, file: %.*s.P.samples}   # P-frames, measured\n",
-                stem, decode_calib);
-        fprintf(f, "    gop: {length: %d, i_service: {dist: empirical, file: %.*s.I.samples}}"
-                   "   # I-frames, measured\n", p->gop, stem, decode_calib);
+        /* with the clip's content beside it (dect_content): each frame's factor, and
+         * the samples over their frames' factors to draw from */
+        char cp[4200];
+        int content = snprintf(cp, sizeof cp, "%.*s.content", stem, decode_calib) < (int)sizeof cp
+                      && access(cp, R_OK) == 0;
+        const char *draw = content ? "resid." : "";
+        fprintf(f, "    service: {dist: empirical, file: %.*s.P.%ssamples}   # P-frames, measured\n",
+                stem, decode_calib, draw);
+        fprintf(f, "    gop: {length: %d, i_service: {dist: empirical, file: %.*s.I.%ssamples}",
+                p->gop, stem, decode_calib, draw);
+        if (content)
+            fprintf(f, ", content: {file: %s}", cp);
+        fprintf(f, "}   # I-frames, measured%s\n", content ? "; the clip's frames, measured" : "");
     } else {
         fprintf(f, "    service: {calib: {file: %s, op: decode_video}}\n", decode_calib);
     }

@@ -30,6 +30,9 @@
 #     Every real run also logs its ops (vlrealpipe run --ops: each decode and
 #     executor op's CPU time and CPU), reported as their wall over CPU time and
 #     the share of two-op time spent on one CPU;
+#     Each load point's mix calibration also gives the clip's content (each clip
+#     frame's decode factor: gop.content); the report shows the same loads with
+#     every frame alike (results-flat.csv);
 #  4. validation/results.csv, validation/spread.csv, validation/overlap.csv and
 #     overlap-sim.csv (the real and the simulated ops by the other ops beside them:
 #     a diagnostic), validation/REPORT.md,
@@ -319,6 +322,12 @@ for L in $LOADS; do
     ./vlrealpipe compare --load "$L" --sim "$D/sim-warm.csv" --warmup "$WARMUP" --out "$D/rows-warm.csv" \
       "${used[@]}" > /dev/null
   fi
+  if grep -q 'content: {file:' "$D/scenario.yaml"; then   # every frame of the clip alike: what gop.content adds
+    sed -e 's/, content: {file: [^}]*}//' -e 's/\.resid\.samples/.samples/g' "$D/scenario.yaml" > "$D/scenario-flat.yaml"
+    ./vlsim run "$D/scenario-flat.yaml" --csv "$D/sim-flat.csv" -q 2> "$D/sim-flat.log"
+    ./vlrealpipe compare --load "$L" --sim "$D/sim-flat.csv" --warmup "$WARMUP" --out "$D/rows-flat.csv" \
+      "${used[@]}" > /dev/null
+  fi
   if [ "$STACK_S" != 0 ]; then     # the same prediction with the cores pooled: what cpu.stack does
     ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
       --wake-calib "$L_WCAL" "${DRIFT[@]}" "${COLD[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" \
@@ -357,6 +366,9 @@ join_loads rows-iso.csv > "$WORK/results-iso.csv"
 [ "$DRIFT_S" = 0 ] || join_loads rows-steady.csv > "$WORK/results-steady.csv"
 [ "$STACK_S" = 0 ] || join_loads rows-pooled.csv > "$WORK/results-pooled.csv"
 [ "$COLD_S" = 0 ] || join_loads rows-warm.csv > "$WORK/results-warm.csv"
+FLAT=1                            # every load point's scenario had the clip's content
+for L in $LOADS; do if [ ! -f "$WORK/runs/$L/rows-flat.csv" ]; then FLAT=0; fi; done
+[ "$FLAT" = 0 ] || join_loads rows-flat.csv > "$WORK/results-flat.csv"
 join_loads spread.csv > "$WORK/spread.csv"
 join_loads spread-used.csv > "$WORK/spread-used.csv"
 join_loads rows-all.csv > "$WORK/results-allruns.csv"
@@ -542,6 +554,23 @@ elapsed=$(( $(date +%s) - t_start ))
     echo "to back):"
     echo
     frame_table "$WORK/results-warm.csv"
+    echo
+  fi
+  if [ "$FLAT" != 0 ]; then
+    echo "## The same loads with every frame of the clip alike"
+    echo
+    echo "Every stream plays the one calibration clip from its first frame, so the 8 streams"
+    echo "decode the same picture within one frame interval, and a busy picture costs more"
+    echo "wherever it is decoded. The prediction's scenario says so (gop.content: each clip"
+    echo "frame's mean decode time in the mix calibration over its type's mean, the draws"
+    echo "being the samples over their frames' factors). The factors, first GOP then second:"
+    echo
+    grep -v '^#' "$WORK/calib/mix-h264.content" | awk '{ printf "%s%.2f", (NR > 1 ? (NR == 31 ? "\n    " : " ") : "    "), $1 } END { print "" }'
+    echo
+    echo "The same real runs against the same scenario with every frame drawn from its type's"
+    echo "samples alike (the simulator before 2026-12-04):"
+    echo
+    frame_table "$WORK/results-flat.csv"
     echo
   fi
   if [ "$STACK_S" != 0 ]; then
@@ -734,7 +763,8 @@ elapsed=$(( $(date +%s) - t_start ))
 
 rm -rf "$OUT/calib"
 mkdir -p "$OUT/calib"
-cp "$WORK"/calib/*.yaml "$WORK"/calib/*.samples.csv "$WORK"/calib/*.samples "$WORK/calib/mixcal.txt" "$OUT/calib/"
+cp "$WORK"/calib/*.yaml "$WORK"/calib/*.samples.csv "$WORK"/calib/*.samples "$WORK"/calib/*.content \
+  "$WORK/calib/mixcal.txt" "$OUT/calib/"
 if [ "$RECAL" = 1 ]; then     # each load point's: the ring and the mix means (the samples stay in $WORK)
   for L in $LOADS; do
     mkdir -p "$OUT/calib/$L"
@@ -747,6 +777,8 @@ rm -f "$OUT/results-steady.csv"
 [ "$DRIFT_S" = 0 ] || mv "$WORK/results-steady.csv" "$OUT/results-steady.csv"
 rm -f "$OUT/results-warm.csv"
 [ "$COLD_S" = 0 ] || mv "$WORK/results-warm.csv" "$OUT/results-warm.csv"
+rm -f "$OUT/results-flat.csv"
+[ "$FLAT" = 0 ] || mv "$WORK/results-flat.csv" "$OUT/results-flat.csv"
 rm -f "$OUT/results-pooled.csv" "$OUT/results-stack.csv"
 [ "$STACK_S" = 0 ] || mv "$WORK/results-pooled.csv" "$OUT/results-pooled.csv"
 mv "$WORK/results.csv" "$OUT/results.csv"

@@ -1315,7 +1315,8 @@ Test(realpipe, stack_going_on_by_hand)
  * (2 + 1 + 1.5) ms of first runs over the 1 turn seen, 4.5 ms. Of the
  * gaps (5.5 ms), B had A's CPU over 2-4, D had C's over 6-7 and E over
  * 12-13.5: only 4-5 was off with no op beside, 1 ms. The ops took 38 ms,
- * 32.5 of them on a CPU. */
+ * 32.5 of them on a CPU. A is the executor's: it yielded its CPU 2 ms of
+ * its 10 (to B), the decodes 2.5 ms (C to D and E) of their 28. */
 Test(realpipe, stack_turns_by_hand)
 {
     rp_stack_op op[6] = {stack_op(0, 10, 0, 0, 0, 0), stack_op(2, 4, 0, 0, 0, 0),
@@ -1324,6 +1325,7 @@ Test(realpipe, stack_turns_by_hand)
     op[0].ngap = 1;
     op[0].gap[0].t0 = 2;
     op[0].gap[0].t1 = 5;
+    op[0].chain = 1;
     op[2].ngap = 2;
     op[2].gap[0].t0 = 6;
     op[2].gap[0].t1 = 7;
@@ -1348,7 +1350,11 @@ Test(realpipe, stack_turns_by_hand)
      * 0-14 (C, then E to 14): 30.5 of 2 x 20 ms */
     close_to("CPUs busy", s.busy_cpu_ms, 30.5);
     close_to("utilisation", s.util, 30.5 / 40);
-    cr_expect_eq(s.chain_ops, 0);
+    cr_expect_eq(s.chain_ops, 1);
+    close_to("the executor's time", s.kind_ms[1], 10);
+    close_to("the decodes' time", s.kind_ms[0], 28);
+    close_to("the executor yielded", s.kind_yield_ms[1], 2);
+    close_to("the decodes yielded", s.kind_yield_ms[0], 2.5);
 }
 
 /* stackcal on this machine, short: the figures are consistent (every

@@ -909,7 +909,8 @@ static void stack_line(FILE *f, const char *what, const rp_stack_sum *s, const r
                "%ld starts beside one op: %ld ran through (%.3f ms), %ld were cut after %.3f ms, "
                "%ld lost the other to another CPU, %ld without a gap (mean wait for a turn %.3f "
                "ms); spells ended by an op's end / a start on the free CPU / a move: after a "
-               "start %ld / %ld / %ld, after a CPU emptied %ld / %ld / %ld\n",
+               "start %ld / %ld / %ld, after a CPU emptied %ld / %ld / %ld; off their CPU while another "
+               "op had it: the decodes %.1f %% of their time, the executor's %.1f %%\n",
             what, s->ops, s->util, s->span_ms > 0 ? s->op_ms / s->span_ms : 0,
             alone > 0 ? s->on_cpu_ms / alone : 0, s->op_ms > 0 ? 100 * s->lone_gap_ms / s->op_ms : 0,
             s->on_cpu_ms + s->lone_gap_ms > 0 ? alone / (s->on_cpu_ms + s->lone_gap_ms) : 0,
@@ -919,7 +920,9 @@ static void stack_line(FILE *f, const char *what, const rp_stack_sum *s, const r
             s->two_ms > 0 ? 100 * s->two_same_ms / s->two_ms : 0, s->shared_starts, s->through,
             s->through_ms, s->cut, s->slice_ms, s->moved_back, s->no_gap, s->switch_ms,
             s->spell_ended[0][0], s->spell_ended[0][1], s->spell_ended[0][2],
-            s->spell_ended[1][0], s->spell_ended[1][1], s->spell_ended[1][2]);
+            s->spell_ended[1][0], s->spell_ended[1][1], s->spell_ended[1][2],
+            s->kind_ms[0] > 0 ? 100 * s->kind_yield_ms[0] / s->kind_ms[0] : 0,
+            s->kind_ms[1] > 0 ? 100 * s->kind_yield_ms[1] / s->kind_ms[1] : 0);
     /* the wait for a move by the spell's age: moves per ms spent at that age */
     for (int k = 0; k < 2; k++) {
         fprintf(f, "#   %s: moves per ms by the spell's age (ms 0-0.25/0.5/1/2/4/8/more) %s:", what,

@@ -117,7 +117,8 @@ static double covered(const rp_stack_op *op, const start_at *order, size_t lo, s
 
 /* rp_stack_sum's lone_gap_ms: each gap less the time another op had its
  * CPU, over the ops in start order (an op that overlaps a gap started
- * before the gap's end and at most the longest op's time before it). */
+ * before the gap's end and at most the longest op's time before it); that
+ * time is kind_yield_ms, by the gapped op's kind. */
 static void lone_gaps(const rp_stack_op *op, const start_at *order, size_t m, rp_stack_sum *s)
 {
     double longest = 0;
@@ -134,8 +135,11 @@ static void lone_gaps(const rp_stack_op *op, const start_at *order, size_t m, rp
             hi = k;
         while (hi < m && op[order[hi].op].t0 < a->t1)
             hi++;
-        for (int g = 0; g < a->ngap && g < RP_STACK_MAX_GAP; g++)
-            s->lone_gap_ms += a->gap[g].t1 - a->gap[g].t0 - covered(op, order, lo, hi, a, g);
+        for (int g = 0; g < a->ngap && g < RP_STACK_MAX_GAP; g++) {
+            double other = covered(op, order, lo, hi, a, g);
+            s->lone_gap_ms += a->gap[g].t1 - a->gap[g].t0 - other;
+            s->kind_yield_ms[a->chain != 0] += other;
+        }
     }
 }
 
@@ -253,6 +257,7 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
         s->ops++;
         s->op_ms += o->t1 - o->t0;
         s->chain_ops += o->chain;
+        s->kind_ms[o->chain != 0] += o->t1 - o->t0;
         s->on_cpu_ms += o->t1 - o->t0;
         for (int g = 0; g < o->ngap && g < RP_STACK_MAX_GAP; g++)
             s->on_cpu_ms -= o->gap[g].t1 - o->gap[g].t0;

@@ -73,6 +73,12 @@ typedef struct {
     double on_cpu_ms;              /* the ops' time less their gaps: on a CPU */
     double lone_gap_ms;            /* of the gaps, the time no other op was on the op's CPU: the
                                       machine took it (a hypervisor's steal, another process) */
+    /* Who yields a shared CPU, by kind ([0] the decodes, [1] the executor's):
+     * the ops' time, and the part of it off their CPU while another op had
+     * it (the gaps less their lone part). On the pipeline's op logs the
+     * executor hardly slowed beside the decodes, which absorbed the sharing
+     * (README, Accuracy, 2026-12-04): Linux favours a thread that slept. */
+    double kind_ms[2], kind_yield_ms[2];
     long chances;                  /* woken ops' starts with a CPU running none and one running
                                       exactly one op (the share's) */
     long stacked;                  /* of those, starts on a CPU already running an op */

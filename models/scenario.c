@@ -1738,19 +1738,47 @@ static int read_retransmit(loader *ld, const yaml_node_t *map, const char *path,
     return 0;
 }
 
+/* A list of 1 to max positive numbers at `path` into *x (malloc'd), *n
+ * the count; `noun` ("speeds") and `example` ("[1.03, 0.96]") word the
+ * messages. */
+static int read_positive_list(loader *ld, const yaml_node_t *list, const char *path, size_t max,
+                              const char *noun, const char *example, double **x, size_t *n)
+{
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of %s such as %s, got %s", noun, example,
+                    describe(list, show, sizeof show));
+    size_t len = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (len == 0 || len > max)
+        return fail(ld, list, path, "must list 1 to %zu %s, got %zu", max, noun, len);
+    double *v = malloc(len * sizeof *v);
+    if (!v)
+        return fail(ld, list, path, "out of memory for %zu %s", len, noun);
+    for (size_t i = 0; i < len; i++) {
+        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        path_index(ipath, path, i);
+        if (read_double(ld, e, ipath, POSITIVE, &v[i])) {
+            free(v);
+            return -1;
+        }
+    }
+    *x = v;
+    *n = len;
+    return 0;
+}
+
 /* gop.content: [f0, f1, ...] or {file: F} (one factor a line, in clip
  * order): frame k of a stream costs factor k mod n times its draw. */
 static int read_content(loader *ld, const yaml_node_t *v, const char *path, gop_cfg *g)
 {
-    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
-    const char *what = "a list of factors such as [1.2, 0.9, 0.9] or {file: clip.content}";
     double *x = NULL;
     size_t n = 0;
     if (v->type == YAML_MAPPING_NODE) {
         static const char *const keys[] = {"file", NULL};
         const yaml_node_t *f;
         char fpath[SCN_PATH_LEN];
-        if (check_keys(ld, v, path, what, keys) || !(f = need(ld, v, path, "file")))
+        if (check_keys(ld, v, path, "a list of factors such as [1.2, 0.9, 0.9] or {file: clip.content}",
+                       keys) || !(f = need(ld, v, path, "file")))
             return -1;
         path_key(fpath, path, "file");
         if (read_samples(ld, f, fpath, &x, &n))
@@ -1760,26 +1788,13 @@ static int read_content(loader *ld, const yaml_node_t *v, const char *path, gop_
                 free(x);
                 return fail(ld, f, fpath, "factor %zu (line order) must be > 0", i + 1);
             }
-    } else if (v->type == YAML_SEQUENCE_NODE) {
-        n = (size_t)(v->data.sequence.items.top - v->data.sequence.items.start);
-        if (n == 0)
-            return fail(ld, v, path, "must list 1 to %d factors, got 0", CFG_MAX_CONTENT);
-        if (n <= CFG_MAX_CONTENT && !(x = malloc(n * sizeof *x)))
-            return fail(ld, v, path, "out of memory for %zu factors", n);
-        for (size_t i = 0; x && i < n; i++) {
-            const yaml_node_t *e = yaml_document_get_node(&ld->doc, v->data.sequence.items.start[i]);
-            path_index(ipath, path, i);
-            if (read_double(ld, e, ipath, POSITIVE, &x[i])) {
-                free(x);
-                return -1;
-            }
+        if (n > CFG_MAX_CONTENT) {
+            free(x);
+            return fail(ld, v, path, "must list 1 to %d factors, got %zu", CFG_MAX_CONTENT, n);
         }
-    } else {
-        return fail(ld, v, path, "expected %s, got %s", what, describe(v, show, sizeof show));
-    }
-    if (n > CFG_MAX_CONTENT) {
-        free(x);
-        return fail(ld, v, path, "must list 1 to %d factors, got %zu", CFG_MAX_CONTENT, n);
+    } else if (read_positive_list(ld, v, path, CFG_MAX_CONTENT, "factors",
+                                  "[1.2, 0.9, 0.9] or {file: clip.content}", &x, &n)) {
+        return -1;
     }
     g->content = x;
     g->ncontent = (int)n;
@@ -2221,7 +2236,6 @@ static int read_speed(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 {
     static const char *const keys[] = {"window_ms", "factors", NULL};
     const char *path = "cpu.speed";
-    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
     const yaml_node_t *v;
     if (check_keys(ld, map, path, "a mapping such as {window_ms: 1000, factors: [1.03, 0.96]}", keys))
         return -1;
@@ -2229,23 +2243,10 @@ static int read_speed(loader *ld, const yaml_node_t *map, cpu_cfg *u)
         || read_double(ld, v, "cpu.speed.window_ms", POSITIVE, &u->speed_window_ms))
         return -1;
     const yaml_node_t *list = need(ld, map, path, "factors");
-    if (!list)
+    size_t n = 0;
+    if (!list || read_positive_list(ld, list, "cpu.speed.factors", CFG_MAX_SPEED, "speeds",
+                                    "[1.03, 0.96]", &u->speed, &n))
         return -1;
-    if (list->type != YAML_SEQUENCE_NODE)
-        return fail(ld, list, "cpu.speed.factors", "expected a list of speeds such as [1.03, 0.96], "
-                    "got %s", describe(list, show, sizeof show));
-    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
-    if (n == 0 || n > CFG_MAX_SPEED)
-        return fail(ld, list, "cpu.speed.factors", "must list 1 to %d speeds, got %zu",
-                    CFG_MAX_SPEED, n);
-    if (!(u->speed = malloc(n * sizeof *u->speed)))
-        return fail(ld, list, "cpu.speed.factors", "out of memory for %zu speeds", n);
-    for (size_t i = 0; i < n; i++) {
-        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
-        path_index(ipath, "cpu.speed.factors", i);
-        if (read_double(ld, e, ipath, POSITIVE, &u->speed[i]))
-            return -1;
-    }
     u->nspeed = (int)n;
     return 0;
 }

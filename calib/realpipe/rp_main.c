@@ -42,6 +42,7 @@
 #include "calib/realpipe/rp_scen.h"
 #include "calib/realpipe/rp_span.h"
 #include "calib/realpipe/rp_stack.h"
+#include "calib/realpipe/rp_stackfit.h"
 #include "calib/realpipe/rp_stages.h"
 #include "calib/realpipe/rp_stats.h"
 #include "calib/realpipe/rp_wake.h"
@@ -62,7 +63,8 @@ static void usage(FILE *f)
         "       vlrealpipe wakecal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe driftcal [PARAMS] [--threads T] [--seconds S] [--window-ms W]\n"
         "                           [--out F.yaml [--force]]\n"
-        "       vlrealpipe stackcal [PARAMS] [--seconds S] [--op-scale X] [--out F.yaml [--force]]\n"
+        "       vlrealpipe stackcal [PARAMS] [--seconds S] [--op-scale X] [--no-fit]\n"
+        "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe coldcal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
@@ -101,7 +103,10 @@ static void usage(FILE *f)
         "them and that start beside another with a CPU free, those on the busy CPU;\n"
         "migrate_ms: the mean wait for a move to the free CPU after such a start; pull_ms:\n"
         "the same after a CPU's last op ended beside a shared CPU. The simulator's\n"
-        "cpu.stack (--stack-calib F). Each load also prints the moves per ms by the spell's\n"
+        "cpu.stack (--stack-calib F). The stack line's pull_ms is then fitted (rp_stackfit.h):\n"
+        "the simulator runs these threads and ops, and pull_ms in [0, the measured mean] is\n"
+        "set so that its two-on-one-core share, averaged over the loads, is stackcal's;\n"
+        "--no-fit keeps the measured mean. Each load also prints the moves per ms by the spell's\n"
         "age (flat if the wait is exponential); --op-scale X (1) makes the ops X times the\n"
         "real ones, to see older ages (its figures are not the pipeline's).\n"
         "coldcal: how much slower an op runs after its core idled (rp_cold.h): one thread, the\n"
@@ -292,6 +297,7 @@ struct opts {
     char *cold;                    /* --cold-calib: its "cold: {...}" mapping (malloc'd) */
     const char *cores_calib;       /* --cores-calib: a corecal file's speedup */
     bool force;
+    bool no_fit;                   /* stackcal --no-fit: pull_ms as measured (rp_stackfit.h) */
     int nfiles, nphases;
     char **files;
     const char **phases;       /* scenario --phases-from: span files */
@@ -471,6 +477,10 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
         const char *a = argv[i];
         if (!strcmp(a, "--force")) {
             o->force = true;
+            continue;
+        }
+        if (!strcmp(a, "--no-fit")) {
+            o->no_fit = true;
             continue;
         }
         if (strncmp(a, "--", 2)) {
@@ -934,6 +944,34 @@ static void stack_line(FILE *f, const char *what, const rp_stack_sum *s, const r
     }
 }
 
+/* The fit's comment lines (rp_stackfit.h): the two-on-one-core share by
+ * load, measured and simulated, and which pull_ms the stack line takes. */
+static void fit_lines(FILE *m, const rp_stackfit *f, const rp_stack_result *r)
+{
+    const struct { const char *what; const double *v; } row[] = {
+        {"measured", f->real}, {"simulated, pull_ms measured", f->sim_measured},
+        {"simulated, pull_ms fitted", f->sim_fit}};
+    fprintf(m, "# the simulator on these threads and ops (rp_stackfit.h): two ops on one CPU, share of\n"
+               "# the two-op time at");
+    for (int l = 0; l < RP_STACK_NLOADS; l++)
+        fprintf(m, "%s %.0f", l ? " /" : "", 100 * r->load[l]);
+    fprintf(m, " %%\n");
+    for (size_t k = 0; k < sizeof row / sizeof row[0]; k++) {
+        fprintf(m, "#   %-28s", row[k].what);
+        for (int l = 0; l < RP_STACK_NLOADS; l++)
+            if (row[k].v[l] >= 0)
+                fprintf(m, " %.3f", row[k].v[l]);
+            else
+                fprintf(m, "     -");
+        fprintf(m, "\n");
+    }
+    fprintf(m, "# pull_ms: %.4f measured (an exponential's mean), %.4f fitted%s (mean share %.3f, "
+               "stackcal's %.3f)\n", f->measured_ms, f->pull_ms,
+            f->clamped > 0 ? ": the simulator stacks no more than measured, the measured mean kept"
+            : f->clamped < 0 ? ": still over the measured share with an instant pull" : "",
+            f->sim_mean, f->real_mean);
+}
+
 /* The stackcal file: the figures by load as comments, and the stack line
  * the scenario takes (--stack-calib). */
 static int cmd_stackcal(opts *o, char *err, size_t n)
@@ -967,14 +1005,26 @@ static int cmd_stackcal(opts *o, char *err, size_t n)
     for (int k = 0; k < 2; k++)
         wait[k] = r.all.spell_wait_ms[k] > 0 ? r.all.spell_wait_ms[k] : r.all.migrate_ms;
     /* no turn seen: the jobs on a core share it (switch_ms 0) */
-    fprintf(m, "stack: {share: %.4f, migrate_ms: %.4f, pull_ms: %.4f, switch_ms: %.4f}\n",
-            r.all.share, wait[0], wait[1], r.all.switch_ms > 0 ? r.all.switch_ms : 0);
+    double switch_ms = r.all.switch_ms > 0 ? r.all.switch_ms : 0;
     /* the share by the CPUs' utilisation, when each step had chances and
      * the utilisations increase (else the one share above throughout) */
     int by_load = 1;
     for (int l = 0; l < RP_STACK_NLOADS; l++)
         by_load &= r.at[l].chances > 0 && (l == 0 || r.at[l].util > r.at[l - 1].util)
                    && r.at[l].util <= 1;
+    double pull_ms = wait[1];
+    if (!o->no_fit) {
+        rp_stackfit fit;
+        if (rp_stackfit_run(&r, by_load, wait[0], wait[1], switch_ms, &fit, err, n)) {
+            fclose(m);
+            free(text);
+            return -1;
+        }
+        fit_lines(m, &fit, &r);
+        pull_ms = fit.pull_ms;
+    }
+    fprintf(m, "stack: {share: %.4f, migrate_ms: %.4f, pull_ms: %.4f, switch_ms: %.4f}\n",
+            r.all.share, wait[0], pull_ms, switch_ms);
     if (by_load) {
         fprintf(m, "stack_load: {util: [");
         for (int l = 0; l < RP_STACK_NLOADS; l++)

@@ -581,22 +581,26 @@ elapsed=$(( $(date +%s) - t_start ))
     echo "times over as the pipeline's do; share: of the ops whose thread was woken for them and"
     echo "that started beside another with a CPU free, those put on the busy CPU; migrate_ms: the"
     echo "mean wait for a move to the free CPU after such a start; pull_ms: after a CPU's last op"
-    echo "ended beside a shared CPU; a thread going on at once stays on its core; switch_ms: the"
+    echo "ended beside a shared CPU, fitted so that the simulator run on stackcal's own threads"
+    echo "and ops puts two ops on one core for stackcal's measured share of the two-op time"
+    echo "(calib/realpipe/rp_stackfit.h; the measured mean is printed beside it); a thread going"
+    echo "on at once stays on its core; switch_ms: the"
     echo "mean wait before a shared CPU turns from the op that took it to the other, the jobs on"
     echo "one core taking turns; stack_load: the share at each load's CPU utilisation, which the"
     echo "scenario interpolates at the cores' recent utilisation):"
     echo
-    grep '^# [0-9]\|^# all:\|^stack' "$WORK/calib/stackcal.yaml" | sed 's/^# /    /; s/^stack/    stack/'
+    grep '^# [0-9]\|^# all:\|^# the simulator\|^# the two\|^#   [ms]\|^# pull_ms\|^stack' "$WORK/calib/stackcal.yaml" \
+      | sed 's/^# /    /; s/^#   /      /; s/^stack/    stack/'
     echo
     echo "It is the prediction since 2026-12-03 19:20 UTC: in the real runs two ops share one CPU"
     echo "with the other CPU free (the table of the ops off their core below), which only placement"
     echo "can give, and over the seven make validate runs of 2026-12-03 it was nearer than the"
     echo "pooled cores on 51 of the 84 frame figures (on the three of 2026-12-04, 17 of 36:"
-    echo "README.md). What is still off: simulated on stackcal's own threads and ops"
-    echo "(calib/realpipe/stackcal-sim.yaml) it puts two jobs on one core for 2-10 points more of"
-    echo "the two-job time than stackcal measured, and in the pipeline it slows the executor's ops"
-    echo "beside the decodes where the real ones hardly slow (the ops by the others beside them,"
-    echo "below). The same real runs against the same scenario"
+    echo "README.md). Since 2026-12-04 06:00 UTC pull_ms is fitted on stackcal's own threads (with"
+    echo "the measured mean the simulator put two jobs on one core for about twice stackcal's"
+    echo "share). What is still off: in the pipeline it slows the executor's ops beside two or more"
+    echo "decodes where the real ones hardly slow (the ops by the others beside them, below)."
+    echo "The same real runs against the same scenario"
     echo "with the cores pooled instead (every job spread evenly over them at every instant):"
     echo
     frame_table "$WORK/results-pooled.csv"

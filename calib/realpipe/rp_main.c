@@ -11,7 +11,7 @@
  *   vlrealpipe corecal   [PARAMS] [--threads T] [--rounds R] [--seconds S] [--out F.yaml]
  *   vlrealpipe wakecal   [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe driftcal  [PARAMS] [--threads T] [--seconds S] [--window-ms W] [--out F.yaml]
- *   vlrealpipe stackcal  [PARAMS] [--seconds S] [--op-scale X] [--out F.yaml]
+ *   vlrealpipe stackcal  [PARAMS] [--seconds S] [--op-scale X] [--no-fit] [--out F.yaml]
  *   vlrealpipe coldcal   [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--overlap F.csv]

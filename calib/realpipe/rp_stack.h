@@ -22,7 +22,10 @@
  *   pull_ms     the same for spells begun by a CPU's last op ending (or
  *               moving away) while another CPU held two: Linux's newly
  *               idle CPU pulls a waiting thread at once, where an idle one
- *               must be found by the balancer.
+ *               must be found by the balancer. The wait is no exponential
+ *               (a quarter to a third within 0.25 ms, the rest long), so
+ *               the scenario takes a pull_ms fitted on these threads by
+ *               the simulator (rp_stackfit.h), not this mean.
  *
  * The threads hand work over as the pipeline's do: a release thread at
  * Poisson times → a pool of decode workers (the pipeline's decode_workers)

@@ -981,6 +981,21 @@ static int cmd_stackcal(opts *o, char *err, size_t n)
     rp_stack_result r;
     if (rp_stack_run(&o->p, o->seconds > 0 ? o->seconds : 4, o->op_scale, &r, err, n))
         return -1;
+    /* a spell kind with no move seen takes the pooled wait */
+    double wait[2];
+    for (int k = 0; k < 2; k++)
+        wait[k] = r.all.spell_wait_ms[k] > 0 ? r.all.spell_wait_ms[k] : r.all.migrate_ms;
+    /* no turn seen: the jobs on a core share it (switch_ms 0) */
+    double switch_ms = r.all.switch_ms > 0 ? r.all.switch_ms : 0;
+    /* the share by the CPUs' utilisation, when each step had chances and
+     * the utilisations increase (else the one share above throughout) */
+    int by_load = 1;
+    for (int l = 0; l < RP_STACK_NLOADS; l++)
+        by_load &= r.at[l].chances > 0 && (l == 0 || r.at[l].util > r.at[l - 1].util)
+                   && r.at[l].util <= 1;
+    rp_stackfit fit = {0};
+    if (!o->no_fit && rp_stackfit_run(&r, by_load, wait[0], wait[1], switch_ms, &fit, err, n))
+        return -1;
     char *text = NULL;
     size_t cap = 0;
     FILE *m = open_memstream(&text, &cap);
@@ -1000,31 +1015,10 @@ static int cmd_stackcal(opts *o, char *err, size_t n)
         stack_line(m, what, &r.at[l], &r);
     }
     stack_line(m, "all", &r.all, &r);
-    /* a spell kind with no move seen takes the pooled wait */
-    double wait[2];
-    for (int k = 0; k < 2; k++)
-        wait[k] = r.all.spell_wait_ms[k] > 0 ? r.all.spell_wait_ms[k] : r.all.migrate_ms;
-    /* no turn seen: the jobs on a core share it (switch_ms 0) */
-    double switch_ms = r.all.switch_ms > 0 ? r.all.switch_ms : 0;
-    /* the share by the CPUs' utilisation, when each step had chances and
-     * the utilisations increase (else the one share above throughout) */
-    int by_load = 1;
-    for (int l = 0; l < RP_STACK_NLOADS; l++)
-        by_load &= r.at[l].chances > 0 && (l == 0 || r.at[l].util > r.at[l - 1].util)
-                   && r.at[l].util <= 1;
-    double pull_ms = wait[1];
-    if (!o->no_fit) {
-        rp_stackfit fit;
-        if (rp_stackfit_run(&r, by_load, wait[0], wait[1], switch_ms, &fit, err, n)) {
-            fclose(m);
-            free(text);
-            return -1;
-        }
+    if (!o->no_fit)
         fit_lines(m, &fit, &r);
-        pull_ms = fit.pull_ms;
-    }
     fprintf(m, "stack: {share: %.4f, migrate_ms: %.4f, pull_ms: %.4f, switch_ms: %.4f}\n",
-            r.all.share, wait[0], pull_ms, switch_ms);
+            r.all.share, wait[0], o->no_fit ? wait[1] : fit.pull_ms, switch_ms);
     if (by_load) {
         fprintf(m, "stack_load: {util: [");
         for (int l = 0; l < RP_STACK_NLOADS; l++)

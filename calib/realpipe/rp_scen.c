@@ -128,6 +128,23 @@ static void phase_lines(FILE *f, const rp_params *p, const double *phase_ms, int
     }
 }
 
+void rp_stack_yaml(FILE *f, const rp_params *p)
+{
+    fprintf(f, "stack: {share: ");
+    if (p->nstack_load > 0) {          /* the share by the cores' utilisation */
+        for (int i = 0; i < p->nstack_load; i++)
+            fprintf(f, "%s%.6g", i ? ", " : "[", p->stack_load_share[i]);
+        fprintf(f, "], share_load: ");
+        for (int i = 0; i < p->nstack_load; i++)
+            fprintf(f, "%s%.6g", i ? ", " : "[", p->stack_load_util[i]);
+        fprintf(f, "]");
+    } else {
+        fprintf(f, "%.6g", p->stack_share);
+    }
+    fprintf(f, ", migrate_ms: %.6g, pull_ms: %.6g, switch_ms: %.6g}", p->stack_migrate_ms,
+            p->stack_pull_ms, p->stack_switch_ms);
+}
+
 void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
                        const char *decode_calib, const rp_capacity *c, double sim_s, int reps,
                        const double *phase_ms, int nsets)
@@ -164,19 +181,8 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
     if (p->cold)                       /* an op after its core idled (rp_cold.h) */
         fprintf(f, "cold: %s, ", p->cold);
     if (p->has_stack) {                /* where a woken op lands (rp_stack.h) */
-        fprintf(f, "stack: {share: ");
-        if (p->nstack_load > 0) {      /* the share by the cores' utilisation */
-            for (int i = 0; i < p->nstack_load; i++)
-                fprintf(f, "%s%.6g", i ? ", " : "[", p->stack_load_share[i]);
-            fprintf(f, "], share_load: ");
-            for (int i = 0; i < p->nstack_load; i++)
-                fprintf(f, "%s%.6g", i ? ", " : "[", p->stack_load_util[i]);
-            fprintf(f, "]");
-        } else {
-            fprintf(f, "%.6g", p->stack_share);
-        }
-        fprintf(f, ", migrate_ms: %.6g, pull_ms: %.6g, switch_ms: %.6g}, ", p->stack_migrate_ms,
-                p->stack_pull_ms, p->stack_switch_ms);
+        rp_stack_yaml(f, p);
+        fprintf(f, ", ");
     }
     for (int fam = 0; p->nwake_busy > 0 && fam < 2; fam++) {   /* by ops beside it (rp_wake.h) */
         fprintf(f, "%s: [", fam ? "timer_busy" : "wake_busy");

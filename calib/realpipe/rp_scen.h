@@ -47,6 +47,10 @@ const char *rp_resource_name(int r);
 int rp_mean_at(const calf_file *f, const char *path, const char *op, int tokens_out,
                int cache_len, double x, double *ms, char *err, size_t errlen);   /* "decode workers", "executor", "cores" */
 
+/* The scenario's cpu.stack mapping from p's stack figures, "stack: {...}"
+ * with no separator after it (rp_scenario_write's, and rp_stackfit's). */
+void rp_stack_yaml(FILE *f, const rp_params *p);
+
 /* Write the scenario of p (its streams, fps, ...) simulated for sim_s
  * seconds x reps replications; calibration paths are written as given
  * (make them absolute, or relative to where the scenario will be). With

@@ -3,8 +3,10 @@
  * It must never read the pipeline's spans or op logs: the fit is to the
  * isolated calibration alone. */
 #include "calib/realpipe/rp_stackfit.h"
+#include "calib/realpipe/rp_scen.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "models/config.h"
@@ -17,27 +19,43 @@
 int rp_stackfit_scenario(const rp_stack_result *r, int by_load, double migrate_ms, double pull_ms,
                          double switch_ms, int l, char *text, size_t cap)
 {
+    rp_params sp;                      /* the stack figures, written as the pipeline's are */
+    rp_params_default(&sp);
+    sp.has_stack = 1;
+    sp.stack_share = r->all.share;
+    sp.stack_migrate_ms = migrate_ms;
+    sp.stack_pull_ms = pull_ms;
+    sp.stack_switch_ms = switch_ms;
+    sp.nstack_load = by_load ? RP_STACK_NLOADS : 0;
+    for (int k = 0; k < sp.nstack_load; k++) {
+        sp.stack_load_share[k] = r->at[k].share;
+        sp.stack_load_util[k] = r->at[k].util;
+    }
+    char *stack = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&stack, &len);
+    if (!m)
+        return -1;
+    rp_stack_yaml(m, &sp);
+    if (fclose(m) != 0) {
+        free(stack);
+        return -1;
+    }
     double frame_ms = r->decode_ms + r->chain_ms / r->keep_every;
     double rate_hz = r->load[l] * r->cpus / frame_ms * 1e3;
-    char share[256];
-    if (by_load)
-        snprintf(share, sizeof share, "[%.9g, %.9g, %.9g, %.9g], share_load: [%.9g, %.9g, %.9g, %.9g]",
-                 r->at[0].share, r->at[1].share, r->at[2].share, r->at[3].share, r->at[0].util,
-                 r->at[1].util, r->at[2].util, r->at[3].util);
-    else
-        snprintf(share, sizeof share, "%.9g", r->all.share);
     int n = snprintf(text, cap,
                      "name: stackcal-sim\nseed: 1\nduration_s: %d\nwarmup_s: 1\nreplications: 2\n"
                      "workload: {arrival: poisson, rate_hz: %.9g}\n"
                      "cpu: {cores: %d, wake_ms: 0, stages: [decode, encode],\n"
-                     "      stack: {share: %s, migrate_ms: %.9g, pull_ms: %.9g, switch_ms: %.9g}}\n"
+                     "      %s}\n"
                      "stages:\n"
                      "  - {name: decode, workers: %d, service: {dist: constant, ms: %.9g}}\n"
                      "  - {name: sample, workers: 1, keep: {every: %d}, "
                      "service: {dist: constant, ms: 0.001}}\n"
                      "  - {name: encode, workers: 1, service: {dist: constant, ms: %.9g}}\n",
-                     FIT_SECONDS, rate_hz, r->cpus, share, migrate_ms, pull_ms, switch_ms, r->workers,
-                     r->decode_ms, r->keep_every, r->chain_ms);
+                     FIT_SECONDS, rate_hz, r->cpus, stack, r->workers, r->decode_ms, r->keep_every,
+                     r->chain_ms);
+    free(stack);
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
@@ -58,14 +76,13 @@ static int sim_share(const rp_stack_result *r, int by_load, double migrate_ms, d
     }
     run_opts opts = {.threads = 1};
     run_result res;
-    int rc = run_scenario(&cfg, &opts, &res, why, sizeof why);
-    if (rc == 0)
+    int rc = run_scenario(&cfg, &opts, &res, why, sizeof why);   /* frees res on failure */
+    if (rc == 0) {
         *share = res.cpu_two_same.mean;
-    else
-        snprintf(err, errlen, "stackcal's own system, simulated: %s",
-                 rc == RUN_INTERRUPTED ? "interrupted" : why);
-    if (rc == 0)
         run_result_free(&res);
+    } else {
+        snprintf(err, errlen, "stackcal's own system, simulated: %s", why);
+    }
     cfg_free(&cfg);
     return rc == 0 ? 0 : -1;
 }

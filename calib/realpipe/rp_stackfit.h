@@ -41,7 +41,7 @@ typedef struct {
 } rp_stackfit;
 
 /* The scenario text of stackcal's system at load step l with that pull_ms
- * (its share, migrate_ms and switch_ms as stack_line writes them: by load
+ * (its cpu.stack written by rp_stack_yaml, as the pipeline scenario's: by load
  * when by_load, else r->all.share). 0, or -1 when it does not fit in cap. */
 int rp_stackfit_scenario(const rp_stack_result *r, int by_load, double migrate_ms, double pull_ms,
                          double switch_ms, int l, char *text, size_t cap);

@@ -126,6 +126,10 @@ typedef struct {
     cores_t cores;               /* cpu.cores > 0: the cores the stages' threads share */
     double speed_until;          /* cpu.speed: no window boundary is scheduled at or after this */
     int handoffs_running;        /* cpu: of cores' jobs, the handoffs' (not the stages' work) */
+    int handing;                 /* cpu: the worker stage whose thread is passing an item on
+                                    now (-1: none); its handoff is on that thread's path */
+    int handed;                  /* cpu: that thread started its handoff (it takes its next
+                                    item when the handoff ends) */
     gsl_rng *wake_rng;           /* cpu.wake_busy / held: the wake-ups' draws */
     gsl_rng *place_rng;          /* cpu.stack: the cores' placements and moves */
     int gpu_going_on;            /* cpu.stack: 1 + the GPU thread whose batch just ended, while

@@ -9,7 +9,9 @@
  *   QUERY     a user query or proactive trigger enters the first stage of the
  *             response path;
  *   DEPART    an item finishes service at a worker stage: it moves on, and the
- *             freed worker takes the next waiting item;
+ *             freed worker takes the next waiting item (cpu: after its handoff);
+ *   HANDOFF   cpu: a handoff's work is done; a worker that handed over takes
+ *             its next waiting item;
  *   RELEASE   a B-frame held for reordering after decode moves on;
  *   GPU_DONE  a GPU finishes a batch (gpu.c);
  *   GPU_WAKE  a partial batch on a GPU has waited batch_timeout_ms (gpu.c);
@@ -384,7 +386,13 @@ static void start_service(pipe_t *p, int s, uint32_t i, double now, int core)
 /* cpu: handing item i from stage `from` (-1: its arrival) to stage s costs
  * the cores cpu.handoff_ms of work — the queue, the signal, the switch — as a
  * job of its own, unless both are GPU stages: one executor thread then runs
- * both, and nothing is handed over. */
+ * both, and nothing is handed over. The item is in s's queue at once (the
+ * push comes first, and the signal wakes s's thread). A worker stage's
+ * thread handing over as its item departs does that work itself before it
+ * takes its next item, as a real worker pushes, signals, then pops: its
+ * handoff's event names the stage (1 + from), and the worker stays busy till
+ * then (handoff_done). Other handoffs (a camera's, the executor's, a
+ * B-frame's after its reorder hold) delay nobody. */
 static void handoff(pipe_t *p, int from, int s, double now)
 {
     if (p->cfg->cpu.handoff_ms <= 0 || !pipe_on_cores(p, s))
@@ -392,7 +400,12 @@ static void handoff(pipe_t *p, int from, int s, double now)
     if (from >= 0 && p->stn[from].cfg->on == RES_GPU && p->stn[s].cfg->on == RES_GPU)
         return;
     int core = from >= 0 ? cores_freed_core(&p->cores, now) : -1;   /* on the waker's core */
-    if (cores_start_on(&p->cores, &p->evq, now, EV_HANDOFF, 0, 0, p->cfg->cpu.handoff_ms, core) != 0)
+    uint32_t by = 0;
+    if (from >= 0 && from == p->handing && pipe_on_cores(p, from)) {
+        by = (uint32_t)from + 1;
+        p->handed = 1;
+    }
+    if (cores_start_on(&p->cores, &p->evq, now, EV_HANDOFF, by, 0, p->cfg->cpu.handoff_ms, core) != 0)
         pipe_fail(p, "out of memory growing the event list");
     p->handoffs_running++;
 }
@@ -580,10 +593,28 @@ static void depart(pipe_t *p, int s, uint32_t i, double now)
         p->items[i].svc = now - p->items[i].t_start;
         pipe_job_ended(p, now);
     }
+    p->handing = s;
+    p->handed = 0;
+    pipe_finish(p, s, i, now);
+    p->handing = -1;
+    if (p->handed)
+        return;                        /* cpu: its thread hands the item over first */
     stn->busy--;
     tw_set(&stn->busy_tw, now, stn->busy);
-    pipe_finish(p, s, i, now);
     next_from_queue(p, s, now);
+}
+
+/* cpu: a handoff's work is done; `by` (1 + the stage, 0: nobody) names the
+ * worker stage whose thread did it, now free for its next item. */
+static void handoff_done(pipe_t *p, uint32_t by, double now)
+{
+    p->handoffs_running--;
+    if (by == 0)
+        return;
+    station_t *stn = &p->stn[by - 1];
+    stn->busy--;
+    tw_set(&stn->busy_tw, now, stn->busy);
+    next_from_queue(p, (int)by - 1, now);
 }
 
 /* ---- the workload ----------------------------------------------------- */
@@ -1082,6 +1113,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
     memset(&p, 0, sizeof p);
     p.trace = trace;
     p.held_core = -1;
+    p.handing = -1;
     p.cfg = cfg;
     p.out = out;
     p.pilot = pilot;
@@ -1142,7 +1174,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
                               pipe_fail(&p, "out of memory growing the event list");
                           continue;
         case EV_WOKEN:    woken(&p, (int)e.a, (uint32_t)e.b, now); continue;
-        case EV_HANDOFF:  p.handoffs_running--; continue;   /* cpu: a handoff's work is done */
+        case EV_HANDOFF:  handoff_done(&p, e.a, now); continue;
         case EV_SOURCED:  enter_stage(&p, -1, p.first_frame, (uint32_t)e.b, now); continue;
         case EV_SPEED:    if (speed_window(&p, now, e.b) != 0)
                               pipe_fail(&p, "out of memory growing the event list");

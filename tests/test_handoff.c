@@ -45,6 +45,28 @@ Test(handoff, two_worker_stages_one_core)
     run_result_free(&r);
 }
 
+/* The worker hands over before it takes its next item. Two streams, two
+ * frames at 0, four cores (no one waits for a core). Frame 1 at a: 0-10; at
+ * 10 a's thread pushes it to b (b runs it 10-20) and does its handoff, 2 ms,
+ * till 12, then frame 2 at a: 12-22, its handoff 22-24 beside b's 22-32. So
+ * a's sojourns 10 and 22, e2e 20 and 32. A worker that took frame 2 at once
+ * (the handoff beside it) would give 10 and 20, 20 and 30. The cameras'
+ * handoffs at 0 (by no worker) delay nobody. */
+Test(handoff, the_worker_hands_over_before_its_next_item)
+{
+    run_result r;
+    run_yaml("name: t\nduration_s: 10\nwarmup_s: 1\nreplications: 1\n"
+             "workload: {arrival: periodic, streams: 2, fps: 10, phase: aligned}\n"
+             "cpu: {cores: 4, handoff_ms: 2}\n"
+             "stages:\n  - {name: a, service: {dist: constant, ms: 10}}\n"
+             "  - {name: b, service: {dist: constant, ms: 10}}\n", &r);
+    cr_expect_float_eq(r.stage[0].sojourn.mean.mean, (10 + 22) / 2.0, 1e-9, "a %g",
+                       r.stage[0].sojourn.mean.mean);
+    cr_expect_float_eq(r.stage[1].sojourn.mean.mean, 10.0, 1e-9, "b %g", r.stage[1].sojourn.mean.mean);
+    cr_expect_float_eq(r.e2e.mean.mean, (20 + 32) / 2.0, 1e-9, "e2e %g", r.e2e.mean.mean);
+    run_result_free(&r);
+}
+
 /* Two cores: the handoff runs beside the service on the other core, so it
  * costs no time (10 + 10); with a speed-up of 1.5 for two busy threads each
  * runs at 0.75 while both are busy: the handoff ends at 2 / 0.75 = 8/3 ms,

@@ -731,6 +731,46 @@ Test(realpipe, stages_by_hand)
     rmdir(dir);
 }
 
+/* A worker going on: run 1's decodes A [0, 1] (enqueued 0), B [1.2, 2] (0.5),
+ * C [2, 3] (1.5), E [3.4, 4] (2.5), D [5.1, 6] (5). At A's end B waits: 0.2
+ * to the next start; at B's end C waits: 0; at C's end E waits: 0.4; at E's
+ * and D's ends nothing waits. From 0: 3 gaps, mean 0.2; from 2.5: C's alone,
+ * 0.4. Run 2's decode (enqueued 0, [10, 11]) belongs to run 2: counted with
+ * run 1's, it would wait at E's end and add a gap of 5.1 - 4. */
+Test(realpipe, stages_decode_gap_by_hand)
+{
+    char dir[64], path[128], err[512] = "";
+    kit_tmpdir(dir, sizeof dir, "gaps");
+    FILE *f = fixture_file(dir, "spans.csv", path, sizeof path);
+    fputs("kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
+          "frame,0,0,0,decode,done,0,0,0,1\n"
+          "frame,1,1,0,decode,done,0.5,0.5,1.2,2\n"
+          "frame,2,2,0,decode,done,1.5,1.5,2,3\n"
+          "frame,3,3,0,decode,done,5,5,5.1,6\n"
+          "frame,4,4,0,decode,done,2.5,2.5,3.4,4\n", f);
+    fclose(f);
+    rp_set s = {0};
+    cr_assert_eq(rp_set_read(&s, path, err, sizeof err), 0, "%s", err);
+    f = fixture_file(dir, "spans.csv", path, sizeof path);
+    fputs("kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
+          "frame,0,0,0,decode,done,0,0,10,11\n", f);
+    fclose(f);
+    cr_assert_eq(rp_set_read(&s, path, err, sizeof err), 0, "%s", err);
+    rp_stages o;
+    cr_assert_eq(rp_stages_of(&s, 0, 0, 2, &o), 0);
+    cr_expect_eq(o.decode_gaps, 3);
+    close_to("gap from 0", o.decode_gap, 0.2);
+    cr_assert_eq(rp_stages_of(&s, 0, 2.5, 2, &o), 0);
+    cr_expect_eq(o.decode_gaps, 1);
+    close_to("gap from 2.5", o.decode_gap, 0.4);
+    cr_assert_eq(rp_stages_of(&s, -1, 0, 2, &o), 0);
+    cr_expect_eq(o.decode_gaps, 3);
+    close_to("both runs: each run's own", o.decode_gap, 0.2);
+    rp_set_free(&s);
+    unlink(path);
+    rmdir(dir);
+}
+
 static int cmp_dbl(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;

@@ -1247,6 +1247,8 @@ static int write_stages(const opts *o, const rp_set *s, const rp_set *t, double 
                     si.mean[k] - re.mean[k]);
         fprintf(f.f, "%.2f,decode_wait_free,%.6f,%.6f,%.6f\n", o->load, re.decode_wait_free,
                 si.decode_wait_free, si.decode_wait_free - re.decode_wait_free);
+        fprintf(f.f, "%.2f,decode_gap,%.6f,%.6f,%.6f\n", o->load, re.decode_gap, si.decode_gap,
+                si.decode_gap - re.decode_gap);
         if (out_commit(&f, err, n))
             return -1;
     }

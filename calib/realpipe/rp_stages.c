@@ -87,6 +87,62 @@ static void add_frame(const frame_rows *f, double from_ms, const free_time *F, d
     (*kept)++;
 }
 
+/* ---- a worker going on: its decode's end to the next decode's start ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The first index in v[0..n) (sorted) with v[i] >= t (or > t when `after`). */
+static size_t first_at(const double *v, size_t n, double t, int after)
+{
+    size_t lo = 0, hi = n;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (after ? v[mid] <= t : v[mid] < t)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* The decodes d[0..n) of one run (done ones): at each end at from_ms or
+ * later while a frame waited (enqueued by then, not started before), the
+ * time to the next decode start, added to *sum and counted in *count. A
+ * worker that goes on with the next frame shows its own time between two
+ * decodes (the handoff, the queue's lock, a preemption); -1 out of memory. */
+static int going_on_gaps(const rp_row *const *d, size_t n, double from_ms, double *sum, long *count)
+{
+    double *enq = malloc((n + 1) * sizeof *enq), *st = malloc((n + 1) * sizeof *st);
+    if (!enq || !st) {
+        free(enq);
+        free(st);
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        enq[k] = d[k]->enq;
+        st[k] = d[k]->start;
+    }
+    qsort(enq, n, sizeof *enq, cmp_double);
+    qsort(st, n, sizeof *st, cmp_double);
+    for (size_t k = 0; k < n; k++) {
+        double t = d[k]->end;
+        if (t < from_ms)
+            continue;
+        size_t next = first_at(st, n, t, 0);   /* started before t: the ones before next */
+        if (first_at(enq, n, t, 1) > next && next < n) {
+            *sum += st[next] - t;
+            (*count)++;
+        }
+    }
+    free(enq);
+    free(st);
+    return 0;
+}
+
 int rp_stages_of(const rp_set *s, int run, double from_ms, int workers, rp_stages *o)
 {
     memset(o, 0, sizeof *o);
@@ -128,6 +184,18 @@ int rp_stages_of(const rp_set *s, int run, double from_ms, int workers, rp_stage
             o->mean[k] = sum[k] / (double)o->frames;
         o->decode_wait_free = free_sum / (double)o->frames;
     }
+    double gap_sum = 0;                /* fr is by run: each run's decodes in turn */
+    for (size_t k = 0, nd = 0; k < nf; k++) {
+        if (fr[k]->stage == RP_DECODE && fr[k]->outcome == RP_DONE)
+            en[ne + nd++] = fr[k];     /* en's tail is free scratch */
+        if ((k + 1 == nf || fr[k + 1]->run != fr[k]->run) && nd > 0) {
+            if (going_on_gaps(en + ne, nd, from_ms, &gap_sum, &o->decode_gaps) != 0)
+                goto out;
+            nd = 0;
+        }
+    }
+    if (o->decode_gaps)
+        o->decode_gap = gap_sum / (double)o->decode_gaps;
     qsort(en, ne, sizeof *en, cmp_encode_row);
     long count[RP_BATCH_MAX] = {0};
     for (size_t k = 0; k < ne;) {

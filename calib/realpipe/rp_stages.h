@@ -20,7 +20,10 @@
  * and the means are over the kept frames. decode_wait_free is the part of
  * decode_wait during which fewer than `workers` decodes of the same run were
  * running: a worker was free and the frame still waited (the wake-up, the
- * scheduler), as against waiting for a busy worker (the queue). A batch is the frames of one run
+ * scheduler), as against waiting for a busy worker (the queue). decode_gap
+ * is the mean time from a decode's end, while a frame waited, to the next
+ * decode's start: a worker going on with the next frame, its handoff and
+ * whatever took its CPU between the two. A batch is the frames of one run
  * sharing an encode start; batches begun at from_ms or later are counted by
  * size (1 .. RP_BATCH_MAX - 1, then RP_BATCH_MAX or more).
  *
@@ -41,6 +44,9 @@ typedef struct {
     long frames;                       /* kept frames */
     double mean[RP_NSEGS];             /* ms; 0 when frames is 0 */
     double decode_wait_free;           /* ms, mean: of decode_wait, with a worker free */
+    double decode_gap;                 /* ms, mean: a decode's end to the next start while a
+                                          frame waited (a worker going on); 0 when none */
+    long decode_gaps;                  /* how many such ends */
     long batches;
     double share[RP_BATCH_MAX];        /* fraction of batches of size k + 1 (the last: or more) */
 } rp_stages;

@@ -742,12 +742,14 @@ elapsed=$(( $(date +%s) - t_start ))
   echo "thread woke), to the decode's start (decode_wait), the decode, to"
   echo "the sampler's end (sample), to the encode's start (encode_wait: the batch wait and the"
   echo "executor busy), the encode batch, reduce and prefill (each with its queue). The last"
-  echo "column is the part of decode_wait during which a decode worker was free (fewer decodes"
+  echo "columns: the part of decode_wait during which a decode worker was free (fewer decodes"
   echo "running than workers): the frame waited for a thread to wake and get a core, not for"
-  echo "a busy worker."
+  echo "a busy worker; and a worker's gap, the mean time from a decode's end while a frame"
+  echo "waited to the next decode's start (the worker going on: its handoff to the sampler,"
+  echo "and whatever took its CPU in between), which every waiting frame waits through."
   echo
-  echo "| load | release | decode_wait | decode | sample | encode_wait | encode | reduce | prefill | frame (mean) | decode_wait, a worker free |"
-  echo "|---|---|---|---|---|---|---|---|---|---|---|"
+  echo "| load | release | decode_wait | decode | sample | encode_wait | encode | reduce | prefill | frame (mean) | decode_wait, a worker free | a worker's gap |"
+  echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   real_sim_rows "$WORK/stages.csv" %.3f
   echo
   echo "The encoder's batches by size, % of batches, real run 1 / replication 0"

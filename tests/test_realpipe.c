@@ -412,6 +412,24 @@ Test(realpipe, scenario_from_calibration)
     fixture_scenario(&p, 3, NULL, 0, &cap, &c);
     close_to("speedup[2] at most 2 cores", c.cpu.speedup[2], 2);
     cfg_free(&c);
+    /* --speed-scale: without a drift, one factor of it; with one, each of its
+     * factors times it (1.2 x 0.95 = 1.14, 1.2 x 1.05 = 1.26), its window kept */
+    p.speed_scale = 1.2;
+    fixture_scenario(&p, 3, NULL, 0, &cap, &c);
+    cr_assert_eq(c.cpu.nspeed, 1);
+    close_to("a lone factor", c.cpu.speed[0], 1.2);
+    cfg_free(&c);
+    p.speed = "{window_ms: 250, factors: [0.95, 1.05]}";
+    fixture_scenario(&p, 3, NULL, 0, &cap, &c);
+    cr_assert_eq(c.cpu.nspeed, 2);
+    close_to("window", c.cpu.speed_window_ms, 250);
+    close_to("factor 0 scaled", c.cpu.speed[0], 1.14);
+    close_to("factor 1 scaled", c.cpu.speed[1], 1.26);
+    cfg_free(&c);
+    p.speed_scale = 0;                 /* unset: the drift as written */
+    fixture_scenario(&p, 3, NULL, 0, &cap, &c);
+    close_to("factor 0 as written", c.cpu.speed[0], 0.95);
+    cfg_free(&c);
 }
 
 /* With a speed-up table the cores saturate at its value for 3 threads (2

@@ -5,7 +5,7 @@
  *   vlrealpipe capacity  --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]
  *   vlrealpipe scenario  --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]
  *                        [--sim-duration S] [--sim-reps N] [--phases-from SPANS.csv]...
- *                        --out S.yaml [--force]
+ *                        [--speed-scale X] --out S.yaml [--force]
  *   vlrealpipe mixcal    [PARAMS] [--rounds N] --out TINY.yaml --decode-out DEC.yaml
  *                        [--calib TINY.yaml --decode-calib DEC.yaml] [--force]
  *   vlrealpipe corecal   [PARAMS] [--threads T] [--rounds R] [--seconds S] [--out F.yaml]
@@ -55,6 +55,7 @@ static void usage(FILE *f)
         "       vlrealpipe capacity --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]\n"
         "       vlrealpipe scenario --calib TINY.yaml --decode-calib DEC.yaml [PARAMS]\n"
         "                           [--sim-duration S] [--sim-reps N] [--phases-from SPANS.csv]...\n"
+        "                           [--speed-scale X]\n"
         "                           --out S.yaml [--force]\n"
         "       vlrealpipe mixcal   [PARAMS] [--rounds N] --out TINY.yaml --decode-out DEC.yaml\n"
         "                           [--calib TINY.yaml --decode-calib DEC.yaml] [--force]\n"
@@ -76,7 +77,9 @@ static void usage(FILE *f)
         "capacity: the frame rate each resource saturates at, from the calibration alone.\n"
         "scenario: the simulator's scenario of the same pipeline, from the calibration alone;\n"
         "--phases-from (repeatable): the streams' phases of these real runs (their spans'\n"
-        "phases_ms line), replayed by the replications in turn, instead of random ones.\n"
+        "phases_ms line), replayed by the replications in turn, instead of random ones;\n"
+        "--speed-scale X (0.1..10): the machine X times as fast as calibrated (every cpu.speed\n"
+        "factor times X; without --drift-calib, one factor X).\n"
         "mixcal: the pipeline's ops timed one at a time in the order a frame meets them,\n"
         "each frame decoded on one of --cores cores at random (no queues, schedule or\n"
         "concurrency; rp_mix.h), as calibration files in vlcalib's formats: the tiny model's\n"
@@ -500,7 +503,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             {"--queries-per-min", 0, 1e6}, {"--cores", 1, 4096}, {"--wake-ms", 0, 1e3},
             {"--load", 1e-6, 10}, {"--sim-duration", 1e-3, 1e7}, {"--sim-reps", 1, 1000},
             {"--rounds", 1, 1e5}, {"--threads", 1, RP_CORES_MAX}, {"--window-ms", 1, 1e6},
-            {"--seconds", 1e-3, 3600}, {"--op-scale", 0.1, 100}};
+            {"--seconds", 1e-3, 3600}, {"--op-scale", 0.1, 100}, {"--speed-scale", 0.1, 10}};
         int k = 0, nn = (int)(sizeof num / sizeof num[0]);
         while (k < nn && strcmp(a, num[k].name))
             k++;
@@ -536,7 +539,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             case 16: o->threads = (int)x; break;
             case 17: o->window_ms = x; break;
             case 18: o->seconds = x; break;
-            default: o->op_scale = x; break;
+            case 19: o->op_scale = x; break;
+            default: o->p.speed_scale = x; break;
             }
         } else if (!strcmp(a, "--wakeup")) {
             if (read_wakeup(v, &o->p.wake_ms, &o->p, err, n))

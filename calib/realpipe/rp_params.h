@@ -50,6 +50,9 @@ typedef struct {
     const char *speed;         /* NULL: none; else the cores' speed over time, the flow mapping
                                   "{window_ms: W, factors: [...]}" of a vlrealpipe driftcal file
                                   (the caller's string): the scenario's cpu.speed */
+    double speed_scale;        /* 0 or 1: none; else every cpu.speed factor times this (one
+                                  factor of it without `speed`): the machine measured faster or
+                                  slower than its calibration (vlrealpipe scenario --speed-scale) */
     const char *cold;          /* NULL: none; else an op's slow-down after its core idled, the
                                   flow mapping "{idle_ms: [...], factor: [...]}" of a vlrealpipe
                                   coldcal file (the caller's string): the scenario's cpu.cold */

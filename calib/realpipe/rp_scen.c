@@ -4,6 +4,7 @@
 #include "calib/realpipe/rp_wake.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -113,6 +114,36 @@ static void queue_line(FILE *f, long capacity, int drop_oldest)
                 drop_oldest ? "drop_oldest" : "drop_newest");
 }
 
+/* cpu.speed: how the machine's speed moved (rp_drift.h), each factor times
+ * speed_scale when that is set (a lone factor of it without a drift). */
+static void rp_speed_yaml(FILE *f, const rp_params *p)
+{
+    double scale = p->speed_scale > 0 ? p->speed_scale : 1;
+    if (!p->speed) {
+        if (scale != 1)
+            fprintf(f, "speed: {window_ms: 1000, factors: [%.6g]}, ", scale);
+        return;
+    }
+    const char *w = strstr(p->speed, "window_ms:"), *fa = strstr(p->speed, "factors: [");
+    if (scale == 1 || !w || !fa) {
+        fprintf(f, "speed: %s, ", p->speed);
+        return;
+    }
+    fprintf(f, "speed: {window_ms: %.9g, factors: [", strtod(w + strlen("window_ms:"), NULL));
+    const char *c = fa + strlen("factors: [");
+    for (int k = 0;; k++) {
+        char *end;
+        double x = strtod(c, &end);
+        if (end == c)
+            break;
+        fprintf(f, "%s%.6g", k ? ", " : "", x * scale);
+        c = end;
+        while (*c == ',' || *c == ' ')
+            c++;
+    }
+    fprintf(f, "]}, ");
+}
+
 /* The workload's phase_ms: one list per recorded run, to the ns, rounded
  * down so that a phase stays below one frame interval. */
 static void phase_lines(FILE *f, const rp_params *p, const double *phase_ms, int nsets)
@@ -176,8 +207,7 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
             fprintf(f, "%s%.6g", k ? ", " : "", rp_speedup_at(p, k + 1));
         fprintf(f, "], ");
     }
-    if (p->speed)                      /* how the machine's speed moved (rp_drift.h) */
-        fprintf(f, "speed: %s, ", p->speed);
+    rp_speed_yaml(f, p);
     if (p->cold)                       /* an op after its core idled (rp_cold.h) */
         fprintf(f, "cold: %s, ", p->cold);
     if (p->has_stack) {                /* where a woken op lands (rp_stack.h) */

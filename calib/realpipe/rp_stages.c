@@ -2,6 +2,7 @@
  * sizes. See rp_stages.h. It must never feed the simulator: it reads spans. */
 #include "calib/realpipe/rp_stages.h"
 
+#include <gsl/gsl_sort.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,12 +90,6 @@ static void add_frame(const frame_rows *f, double from_ms, const free_time *F, d
 
 /* ---- a worker going on: its decode's end to the next decode's start ---- */
 
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 /* The first index in v[0..n) (sorted) with v[i] >= t (or > t when `after`). */
 static size_t first_at(const double *v, size_t n, double t, int after)
 {
@@ -126,8 +121,8 @@ static int going_on_gaps(const rp_row *const *d, size_t n, double from_ms, doubl
         enq[k] = d[k]->enq;
         st[k] = d[k]->start;
     }
-    qsort(enq, n, sizeof *enq, cmp_double);
-    qsort(st, n, sizeof *st, cmp_double);
+    gsl_sort(enq, 1, n);
+    gsl_sort(st, 1, n);
     for (size_t k = 0; k < n; k++) {
         double t = d[k]->end;
         if (t < from_ms)

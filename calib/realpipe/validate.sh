@@ -132,8 +132,7 @@ log() { echo "validate [$(( $(date +%s) - t_start )) s]: $*" >&2; }
 # keeping the steadiest; each attempt a row of $WORK/corecal-tries.csv.
 corecal_spread() {
   awk '/min\.\.max of units/ { split($0, a, ": "); n = split(a[2], r, " ");
-         if (n >= 2) { split(r[2], m, "\\.\\."); if (m[1] > 0) { printf "%.4f", m[2] / m[1]; exit } } }
-       END { }' "$1"
+         if (n >= 2) { split(r[2], m, "\\.\\."); if (m[1] > 0) { printf "%.4f", m[2] / m[1]; exit } } }' "$1"
 }
 corecal_steady() {
   local out=$1 where=$2 best="" best_spread="" spread try

@@ -258,6 +258,10 @@ typedef struct {
     double stack_switch_ms;  /* 0: the jobs on one core share it evenly; > 0: they take turns,
                                 a placed job preempting, the core turning to the longest
                                 waiting after an exponential wait of this mean */
+    double stack_tick_ms;    /* 0: as stack_switch_ms says; > 0: turns at the first tick (the
+                                multiples of this) after the running job had its core for
+                                stack_slice_ms */
+    double stack_slice_ms;   /* >= 0, with stack_tick_ms */
     int ncold;               /* 0: a job runs as fast on a core that was idle; else cpu.cold */
     double cold_idle_ms[CFG_MAX_COLD];   /* increasing, >= 0: a core's time with nothing to run */
     double cold_factor[CFG_MAX_COLD];    /* > 0: its next job's work is multiplied by this

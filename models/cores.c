@@ -31,6 +31,8 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->freed_t = -1;
     c->freed_core = -1;
     c->switch_ms = 0;
+    c->tick_ms = c->slice_ms = 0;
+    c->turn_at = NULL;
     c->sgen = NULL;
     c->turn_due = NULL;
     c->share_load = c->share_at = NULL;
@@ -63,6 +65,7 @@ void cores_free(cores_t *c)
     c->on = NULL;
     c->sgen = NULL;
     c->turn_due = NULL;
+    c->turn_at = NULL;
     c->place_rng = NULL;
     c->n = c->cap = 0;
 }
@@ -98,6 +101,18 @@ int cores_set_turns(cores_t *c, double switch_ms)
     if (!c->sgen || !c->turn_due)
         return -1;
     c->switch_ms = switch_ms;
+    return 0;
+}
+
+int cores_set_ticks(cores_t *c, double tick_ms, double slice_ms)
+{
+    if (!(tick_ms > 0) || !(slice_ms >= 0) || cores_set_turns(c, tick_ms) != 0)
+        return -1;
+    free(c->turn_at);
+    if (!(c->turn_at = calloc((size_t)c->cores, sizeof *c->turn_at)))
+        return -1;
+    c->tick_ms = tick_ms;
+    c->slice_ms = slice_ms;
     return 0;
 }
 
@@ -325,10 +340,35 @@ static void take_core(cores_t *c, int j, double now)
 /* Turns on: a turn is due on every core holding two or more jobs; schedule
  * one (an exponential wait) on entering that state and forget it on
  * leaving (a later generation). The event's payload names the core. */
+/* Ticks on: when core k turns, the first tick (the ticks fall at the
+ * multiples of tick_ms, every core's together, as Linux's do without
+ * skew_tick) after its running job has had it for slice_ms, and not before
+ * now. Strictly after: a job that took the core at a tick keeps it to the
+ * next one. */
+static double tick_due(const cores_t *c, int k, double now)
+{
+    int r = running_on(c, k);
+    double t = r >= 0 ? c->job[r].since + c->slice_ms : now;
+    if (t < now)
+        t = now;
+    return (floor(t / c->tick_ms) + 1) * c->tick_ms;
+}
+
 static int check_turns(cores_t *c, ev_queue *q, double now)
 {
     for (int k = 0; k < c->cores; k++) {
         int due = c->on[k] >= 2;
+        if (due && c->tick_ms > 0) {   /* ticks: the turn moves with the running job */
+            double at = tick_due(c, k, now);
+            if (c->turn_due[k] && c->turn_at[k] == at)
+                continue;
+            c->turn_due[k] = 1;
+            c->turn_at[k] = at;
+            c->sgen[k]++;
+            if (ev_push(q, at, c->tick_kind, 2, c->sgen[k] * (uint64_t)c->cores + (uint64_t)k))
+                return -1;
+            continue;
+        }
         if (due && !c->turn_due[k]) {
             c->turn_due[k] = 1;
             c->sgen[k]++;

@@ -1041,6 +1041,8 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
                                cfg->cpu.stack_pull_ms, p->place_rng) != 0
             || (cfg->cpu.stack_switch_ms > 0
                 && cores_set_turns(&p->cores, cfg->cpu.stack_switch_ms) != 0)
+            || (cfg->cpu.stack_tick_ms > 0
+                && cores_set_ticks(&p->cores, cfg->cpu.stack_tick_ms, cfg->cpu.stack_slice_ms) != 0)
             || (cfg->cpu.nstack_share > 0
                 && cores_set_share_load(&p->cores, cfg->cpu.stack_share_load, cfg->cpu.stack_shares,
                                         cfg->cpu.nstack_share, cfg->cpu.stack_util_halflife_ms) != 0)))

@@ -2303,12 +2303,13 @@ static int read_stack_shares(loader *ld, const yaml_node_t *map, const yaml_node
 }
 
 /* cpu.stack: {share: S or [S...] (with share_load: [U...], util_halflife_ms:
- * H), migrate_ms: M, pull_ms: P (M), switch_ms: W (0)}, placement of jobs
- * on cores and their turns on one (vlrealpipe stackcal measures them). */
+ * H), migrate_ms: M, pull_ms: P (M), switch_ms: W (0) or tick_ms: T with
+ * slice_ms: L (0)}, placement of jobs on cores and their turns on one
+ * (vlrealpipe stackcal measures the placement and W, turncal T and L). */
 static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 {
     static const char *const keys[] = {"share", "share_load", "util_halflife_ms", "migrate_ms",
-                                       "pull_ms", "switch_ms", NULL};
+                                       "pull_ms", "switch_ms", "tick_ms", "slice_ms", NULL};
     const char *path = "cpu.stack";
     const yaml_node_t *v;
     if (check_keys(ld, map, path, "a mapping such as {share: 0.1, migrate_ms: 8, pull_ms: 1.5}", keys))
@@ -2342,6 +2343,19 @@ static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     if ((v = get(ld, map, "switch_ms"))
         && read_double(ld, v, "cpu.stack.switch_ms", NONNEGATIVE, &u->stack_switch_ms))
         return -1;
+    if (either_not_both(ld, map, path, "switch_ms", "tick_ms",
+                        ": the turns come after exponential waits or at ticks"))
+        return -1;
+    u->stack_tick_ms = u->stack_slice_ms = 0;
+    if ((v = get(ld, map, "tick_ms"))
+        && read_double(ld, v, "cpu.stack.tick_ms", POSITIVE, &u->stack_tick_ms))
+        return -1;
+    if ((v = get(ld, map, "slice_ms"))) {
+        if (!(u->stack_tick_ms > 0))
+            return fail(ld, v, "cpu.stack.slice_ms", "slice_ms goes with tick_ms (turns at ticks)");
+        if (read_double(ld, v, "cpu.stack.slice_ms", NONNEGATIVE, &u->stack_slice_ms))
+            return -1;
+    }
     u->has_stack = 1;
     return 0;
 }

@@ -1456,6 +1456,18 @@ Test(realpipe, stackcal_run_and_scenario, .timeout = 120)
     close_to("scenario share at 0.9", c.cpu.stack_shares[1], 0.2);
     close_to("scenario share_load", c.cpu.stack_share_load[0], 0.3);
     cfg_free(&c);
+    p.stack_switch_ms = 2.5;           /* turns after exponential waits (stackcal's) */
+    fixture_scenario(&p, 1, NULL, 0, &cap, &c);
+    close_to("scenario switch_ms", c.cpu.stack_switch_ms, 2.5);
+    close_to("no tick without turncal", c.cpu.stack_tick_ms, 0);
+    cfg_free(&c);
+    p.turn_tick_ms = 3.98;             /* turncal's: turns at ticks instead */
+    p.turn_slice_ms = 0.625;
+    fixture_scenario(&p, 1, NULL, 0, &cap, &c);
+    close_to("scenario tick_ms", c.cpu.stack_tick_ms, 3.98);
+    close_to("scenario slice_ms", c.cpu.stack_slice_ms, 0.625);
+    close_to("no exponential turns beside the ticks", c.cpu.stack_switch_ms, 0);
+    cfg_free(&c);
 }
 
 /* The op log's summary by hand (ms): A decode on CPU 0 over 0-10 (8 of

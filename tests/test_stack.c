@@ -477,6 +477,140 @@ Test(stack, turns_keys)
     cr_expect(strstr(err, "cpu.stack.switch_ms") && strstr(err, ":5:"), "%s", err);
 }
 
+/* ---- ticks (cpu.stack.tick_ms, slice_ms): turns at the scheduler's tick */
+
+/* One core, ticks every `tick` ms with slice `slice`; job j of work[j]
+ * starts at t0[j]. done[j]: its end. Stops once job `last` has ended (a
+ * job of endless work never does). */
+static void ticks_run(double tick, double slice, int n, const double *t0, const double *work,
+                      double *done, int last)
+{
+    cores_t k;
+    ev_queue q;
+    gsl_rng *r = rng_stream(11, 0, 1);
+    cr_assert_not_null(r);
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 1, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, 0, NEVER, NEVER, r), 0);
+    cr_assert_eq(cores_set_ticks(&k, tick, slice), 0);
+    for (int j = 0; j < n; j++) {
+        done[j] = -1;
+        cr_assert_eq(ev_push(&q, t0[j], START, (uint32_t)j, 0), 0);
+    }
+    ev_t e;
+    while (done[last] < 0 && ev_pop(&q, &e) == 0) {
+        if (e.kind == TICK)
+            cr_assert_eq(cores_event(&k, &q, e.t, e.a, e.b), 0);
+        else if (e.kind == START)
+            cr_assert_eq(cores_start(&k, &q, e.t, 7, e.a, 0, work[e.a]), 0);
+        else
+            done[e.a] = e.t;
+    }
+    cores_free(&k);
+    ev_free(&q);
+    gsl_rng_free(r);
+}
+
+/* Ticks need placement, a tick > 0 and a slice >= 0. */
+Test(stack, ticks_need_placement)
+{
+    cores_t k;
+    cr_assert_eq(cores_init(&k, 2, NULL, 0, TICK), 0);
+    cr_expect_eq(cores_set_ticks(&k, 4, 0.5), -1);
+    gsl_rng *r = rng_stream(11, 0, 1);
+    cr_assert_eq(cores_set_stack(&k, 0, 1, 1, r), 0);
+    cr_expect_eq(cores_set_ticks(&k, 0, 0.5), -1);
+    cr_expect_eq(cores_set_ticks(&k, 4, -0.1), -1);
+    cr_expect_eq(cores_set_ticks(&k, 4, 0), 0);
+    cores_free(&k);
+    gsl_rng_free(r);
+}
+
+/* Ticks at 4, 8, 12, ...; slice 0.5. A of 10 at 0, B of 5 at 1. B takes
+ * the core at 1 (A has 9 left) and keeps it to the first tick after 1.5:
+ * 4, with 2 left. A (waiting since 1) runs 4-8 (the first tick after 4.5),
+ * 5 left. B runs 8-10 and ends; A runs alone 10-15. With slice 3.5 B keeps
+ * the core to the first tick after 4.5, 8, and ends at 6 first: A 6-15. */
+Test(stack, ticks_turn_after_the_slice)
+{
+    double d[2];
+    ticks_run(4, 0.5, 2, (const double[]){0, 1}, (const double[]){10, 5}, d, 0);
+    near("B, cut at 4 and back at 8", d[1], 10, EXACT);
+    near("A", d[0], 15, EXACT);
+    ticks_run(4, 3.5, 2, (const double[]){0, 1}, (const double[]){10, 5}, d, 0);
+    near("B, its slice past the tick at 4", d[1], 6, EXACT);
+    near("A after it", d[0], 15, EXACT);
+}
+
+/* A short job is not cut: B of 0.4 put beside A at 3.8 has had the core
+ * 0.2 ms at the tick at 4, under its slice of 0.5: it ends at 4.2, and A
+ * (10 from 0) at 10.4. With slice 0 the tick at 4 cuts B: A runs 4-8
+ * (6.2 left at 3.8, 2.2 at 8), B 8-8.2, A 8.2-10.4. */
+Test(stack, ticks_short_job_keeps_its_core)
+{
+    double d[2];
+    ticks_run(4, 0.5, 2, (const double[]){0, 3.8}, (const double[]){10, 0.4}, d, 0);
+    near("B within its slice", d[1], 4.2, 1e-12);
+    near("A", d[0], 10.4, 1e-12);
+    ticks_run(4, 0, 2, (const double[]){0, 3.8}, (const double[]){10, 0.4}, d, 0);
+    near("B cut at the tick", d[1], 8.2, 1e-12);
+    near("A", d[0], 10.4, 1e-12);
+}
+
+/* turncal's closed form (calib/realpipe/rp_turn.h), worked out here on its
+ * own: an op of W put beside a job that never ends, at a uniform phase of
+ * the tick T, is cut at its own times slice + U T + n T (n = 0, 1, ...)
+ * while it has work left, each cut costing it T: its wall time over W is
+ * 1 + T E[cuts] / W, E[cuts] = sum_n clamp((W - slice - n T) / T, 0, 1).
+ * T = 4, slice 0.3: W = 1 -> 1.7; W = 6 -> 1 + 4 (1 + 0.425) / 6 = 1.95;
+ * W = 0.25 -> 1. The simulated cores over 4000 phases evenly spread
+ * (the midpoint rule; the wall time is a step function of the phase, so
+ * the rule is within a few cuts in 4000 of the mean). */
+Test(stack, ticks_match_the_closed_form)
+{
+    static const double W[] = {0.25, 1, 6}, want[] = {1, 1.7, 1.95};
+    int n = 4000;
+    for (int w = 0; w < 3; w++) {
+        double sum = 0, d[2];
+        for (int i = 0; i < n; i++) {
+            double t0 = 40 + 4.0 * (i + 0.5) / n;
+            ticks_run(4, 0.3, 2, (const double[]){0, t0}, (const double[]){1e12, W[w]}, d, 1);
+            sum += d[1] - t0;
+        }
+        near("wall over work", sum / n / W[w], want[w], 0.003);
+    }
+}
+
+/* The loader: tick_ms (> 0) with slice_ms (>= 0, 0 when left out), not
+ * beside switch_ms; slice_ms without tick_ms is an error. */
+Test(stack, ticks_keys)
+{
+    scenario_cfg c;
+    char err[512];
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.25, migrate_ms: 3.5, "
+                                 "tick_ms: 4, slice_ms: 0.3}}\n", &c, err, sizeof err), "%s", err);
+    near("tick_ms", c.cpu.stack_tick_ms, 4, EXACT);
+    near("slice_ms", c.cpu.stack_slice_ms, 0.3, EXACT);
+    near("switch_ms stays 0", c.cpu.stack_switch_ms, 0, EXACT);
+    cfg_free(&c);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.25, migrate_ms: 3.5, "
+                                 "tick_ms: 4}}\n", &c, err, sizeof err), "%s", err);
+    near("slice_ms defaults to 0", c.cpu.stack_slice_ms, 0, EXACT);
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, "
+                                     "switch_ms: 3, tick_ms: 4}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.tick_ms") && strstr(err, "either switch_ms or tick_ms"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, "
+                                     "slice_ms: 0.5}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.slice_ms") && strstr(err, "goes with tick_ms"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, "
+                                     "tick_ms: 0}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.tick_ms") && strstr(err, ":5:"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, "
+                                     "tick_ms: 4, slice_ms: -1}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.slice_ms"), "%s", err);
+}
+
 /* ---- share by load (cpu.stack.share as a list) */
 
 /* The recent utilisation by hand: one of two cores busy from t = 0 (from

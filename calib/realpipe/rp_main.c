@@ -13,6 +13,7 @@
  *   vlrealpipe driftcal  [PARAMS] [--threads T] [--seconds S] [--window-ms W] [--out F.yaml]
  *   vlrealpipe stackcal  [PARAMS] [--seconds S] [--op-scale X] [--no-fit] [--out F.yaml]
  *   vlrealpipe coldcal   [PARAMS] [--seconds S] [--out F.yaml]
+ *   vlrealpipe turncal   [--seconds S] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--overlap F.csv]
  *                        [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...
@@ -20,7 +21,8 @@
  * PARAMS: --streams N --fps X --duration S --warmup S --seed N
  *         --decode-workers N --keep-every N --max-batch N --batch-timeout-ms X
  *         --queries-per-min X --cores N --wake-ms X | --wakeup FILE [--cores-calib FILE]
- *         [--wake-calib FILE] [--drift-calib FILE] [--stack-calib FILE] [--cold-calib FILE]
+ *         [--wake-calib FILE] [--drift-calib FILE] [--stack-calib FILE [--turn-calib FILE]]
+ *         [--cold-calib FILE]
  * Every output is written atomically (sim/out.h), never over a file without
  * --force. Exit status: 0, 2 on bad input or a failure. */
 #include <errno.h>
@@ -45,6 +47,7 @@
 #include "calib/realpipe/rp_stackfit.h"
 #include "calib/realpipe/rp_stages.h"
 #include "calib/realpipe/rp_stats.h"
+#include "calib/realpipe/rp_turn.h"
 #include "calib/realpipe/rp_wake.h"
 #include "sim/out.h"
 
@@ -67,6 +70,7 @@ static void usage(FILE *f)
         "       vlrealpipe stackcal [PARAMS] [--seconds S] [--op-scale X] [--no-fit]\n"
         "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe coldcal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
+        "       vlrealpipe turncal  [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
         "                           [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...\n"
@@ -116,6 +120,12 @@ static void usage(FILE *f)
         "pipeline's op mix for S (30) s, a sleep of 0, 0.1, 0.3, 1, 3, 10 or 30 ms (at random)\n"
         "before each op; factor: a frame's CPU time with every op after that gap over with\n"
         "none. The simulator's cpu.cold (--cold-calib F).\n"
+        "turncal: how two runnable threads on one CPU take turns (rp_turn.h), on the last CPU:\n"
+        "tick_ms, the median run of two busy loops there (a third of S (6) s); then a busy loop\n"
+        "and a thread that sleeps 1 ms (and a random part of the tick) and spins W = 0.25..8 ms\n"
+        "of its own CPU time there, wall over W by W; slice_ms, the slice of the tick-turns\n"
+        "model (cut at the first tick after running slice_ms; each cut costs a tick) nearest\n"
+        "those ratios. The line turns: {tick_ms: T, slice_ms: S}.\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err;\n"
         "--overlap: the real ops' times by how many other ops ran beside them (rp_overlap.h).\n"
@@ -132,7 +142,9 @@ static void usage(FILE *f)
         "        by ops running beside it, the scenario's cpu.wake_busy)]\n"
         "        [--drift-calib FILE (driftcal --out: the machine's speed per window,\n"
         "        the scenario's cpu.speed)] [--stack-calib FILE (stackcal --out: where\n"
-        "        woken ops land, the scenario's cpu.stack)] [--cold-calib FILE (coldcal\n"
+        "        woken ops land, the scenario's cpu.stack) [--turn-calib FILE (turncal --out:\n"
+        "        the jobs on one core turn at the scheduler's tick, cpu.stack.tick_ms and\n"
+        "        slice_ms)]] [--cold-calib FILE (coldcal\n"
         "        --out: an op's slow-down after its core idled, the scenario's cpu.cold)]\n");
 }
 
@@ -413,6 +425,34 @@ static int read_stack_load(const char *line, rp_params *p)
     return 0;
 }
 
+/* The "turns: {tick_ms: T, slice_ms: S}" line of a `vlrealpipe turncal
+ * --out` file: the scenario's cpu.stack turns at ticks (rp_turn.h). */
+static int read_turn_calib(const char *path, rp_params *p, char *err, size_t n)
+{
+    FILE *f = open_read(path, err, n);
+    if (!f)
+        return -1;
+    char line[512];
+    int found = 0;
+    while (!found && fgets(line, sizeof line, f)) {
+        double t, s;
+        char end;
+        if (sscanf(line, "turns: {tick_ms: %lf, slice_ms: %lf%c", &t, &s, &end) == 3 && end == '}'
+            && t > 0 && s >= 0) {
+            p->turn_tick_ms = t;
+            p->turn_slice_ms = s;
+            found = 1;
+        }
+    }
+    fclose(f);
+    if (!found) {
+        snprintf(err, n, "%s: no \"turns: {tick_ms: T, slice_ms: S}\" line with T > 0 and S >= 0 "
+                 "(expected vlrealpipe turncal --out output)", path);
+        return -1;
+    }
+    return 0;
+}
+
 /* The "stack: {share: S, migrate_ms: M, pull_ms: P, switch_ms: W}" line of
  * a `vlrealpipe stackcal --out` file (W may be missing: 0, the jobs on a
  * core share it): the scenario's cpu.stack. */
@@ -559,6 +599,9 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
         } else if (!strcmp(a, "--stack-calib")) {
             if (read_stack_calib(v, &o->p, err, n))
                 return -1;
+        } else if (!strcmp(a, "--turn-calib")) {
+            if (read_turn_calib(v, &o->p, err, n))
+                return -1;
         } else if (!strcmp(a, "--ops")) {
             o->ops = v;
         } else if (!strcmp(a, "--out")) {
@@ -589,6 +632,10 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             snprintf(err, n, "unknown option %s", a);
             return -1;
         }
+    }
+    if (o->p.turn_tick_ms > 0 && !o->p.has_stack) {
+        snprintf(err, n, "--turn-calib needs --stack-calib: the turns are those of jobs placed on cores");
+        return -1;
     }
     return o->cores_calib ? read_cores_calib(o->cores_calib, &o->p, err, n) : 0;
 }
@@ -897,6 +944,63 @@ static int cmd_coldcal(opts *o, char *err, size_t n)
     for (int g = 0; g < r.ngaps; g++)
         fprintf(m, "%s%.4f", g ? ", " : "", r.factor[g]);
     fprintf(m, "]}\n");
+    if (fclose(m) != 0) {
+        free(text);
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    int rc = print_and_save(o, text, err, n);
+    free(text);
+    return rc;
+}
+
+/* The turncal file: the method and each op length's walls as comments, and
+ * the turns line (rp_turn.h). */
+static int cmd_turncal(opts *o, char *err, size_t n)
+{
+    if (check_out(o->out, o->force, err, n))
+        return -1;
+    double seconds = o->seconds > 0 ? o->seconds : 6;
+    rp_turn_result r;
+    if (rp_turn_run(seconds, &r, err, n))
+        return -1;
+    char *text = NULL;
+    size_t cap = 0;
+    FILE *m = open_memstream(&text, &cap);
+    if (!m) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    fprintf(m, "# vlrealpipe turncal: how two runnable threads on one CPU take turns (rp_turn.h), all\n"
+               "# on CPU %d, %.1f s in all.\n"
+               "# tick: two busy loops pinned there for a third of the time, each reading the monotonic\n"
+               "# clock back to back; a jump over %g ms while the other loop ran is a turn lost (%ld\n"
+               "# jumps while it did not, interruptions, left inside the runs); the runs between turns\n"
+               "# lost (%ld, each loop's first %d dropped): median %.4f ms, quartiles %.4f..%.4f; the\n"
+               "# tick's period (a run and the turn lost after it, halved) %.4f ms; counting every jump\n"
+               "# as a turn lost, the median run would be %.4f ms.\n"
+               "# sweep: a busy loop and a thread pinned there that sleeps %g ms plus a uniform part of\n"
+               "# the period (absolute; the op starts at a random phase of the tick) and spins W ms of\n"
+               "# its own CPU time; W in blocks of about %g ms, the same share of the time each, a random\n"
+               "# order each round, a block's first op untimed; wall: the op's from its wake (running)\n"
+               "# to its end; ratio: mean wall / W (standard error); wake_ms: the mean wait from the\n"
+               "# wake-up time asked for to running (not in the wall).\n"
+               "# model (rp_turn_ratio): the op starts at a random phase of the tick, is cut at the\n"
+               "# first tick after it ran slice_ms and every tick_ms of its running after; each cut\n"
+               "# costs it tick_ms: ratio = 1 + tick E[cuts] / W = 2 - min(slice, W) / W. slice_ms\n"
+               "# minimises the sum of squares over W in [0, tick_ms]. The exponential-turns model\n"
+               "# (rate 1/m while the op runs, each turn m) gives 2 at every W, as does slice 0.\n"
+               "#   W_ms      n   wall_ms   ratio (se)         fit  slice0     exp  wake_ms\n",
+            r.cpu, r.seconds, RP_TURN_GAP_MS, r.interruptions, r.tick_runs, RP_TURN_DROP, r.tick_ms,
+            r.tick_q1, r.tick_q3, r.period_ms, r.split_ms, RP_TURN_SLEEP_MS, RP_TURN_BLOCK_MS);
+    for (int k = 0; k < RP_TURN_NW; k++)
+        fprintf(m, "# %6g %6ld %9.4f  %6.4f (%.4f)  %6.4f  %6.4f  %6.4f  %7.4f\n", r.w_ms[k], r.n[k],
+                r.wall_ms[k], r.ratio[k], r.ratio_se[k],
+                rp_turn_ratio(r.w_ms[k], r.slice_ms, r.tick_ms),
+                rp_turn_ratio(r.w_ms[k], 0, r.tick_ms), 2.0, r.wake_ms[k]);
+    fprintf(m, "# sum of squares: %.6f at the fit, %.6f at slice 0, %.6f exponential\n"
+               "turns: {tick_ms: %.4f, slice_ms: %.4f}\n",
+            r.sse, r.sse0, r.sse_exp, r.tick_ms, r.slice_ms);
     if (fclose(m) != 0) {
         free(text);
         snprintf(err, n, "out of memory");
@@ -1418,6 +1522,8 @@ int main(int argc, char **argv)
         rc = cmd_stackcal(&o, err, sizeof err);
     else if (!strcmp(cmd, "coldcal"))
         rc = cmd_coldcal(&o, err, sizeof err);
+    else if (!strcmp(cmd, "turncal"))
+        rc = cmd_turncal(&o, err, sizeof err);
     else if (!strcmp(cmd, "compare"))
         rc = cmd_compare(&o, err, sizeof err);
     else {

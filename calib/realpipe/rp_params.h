@@ -59,6 +59,9 @@ typedef struct {
     int has_stack;             /* 1: jobs placed on cores (vlrealpipe stackcal): cpu.stack */
     double stack_share, stack_migrate_ms, stack_pull_ms;
     double stack_switch_ms;    /* 0: the jobs on a core share it; > 0: they take turns */
+    double turn_tick_ms;       /* 0: turns as stack_switch_ms says; > 0 (vlrealpipe turncal):
+                                  at ticks, cpu.stack's tick_ms, with turn_slice_ms */
+    double turn_slice_ms;
     int nstack_load;           /* 0: stack_share throughout; else the share by utilisation */
     double stack_load_util[8], stack_load_share[8];
 } rp_params;

@@ -172,8 +172,11 @@ void rp_stack_yaml(FILE *f, const rp_params *p)
     } else {
         fprintf(f, "%.6g", p->stack_share);
     }
-    fprintf(f, ", migrate_ms: %.6g, pull_ms: %.6g, switch_ms: %.6g}", p->stack_migrate_ms,
-            p->stack_pull_ms, p->stack_switch_ms);
+    fprintf(f, ", migrate_ms: %.6g, pull_ms: %.6g", p->stack_migrate_ms, p->stack_pull_ms);
+    if (p->turn_tick_ms > 0)           /* turns at the scheduler's tick (rp_turn.h) */
+        fprintf(f, ", tick_ms: %.6g, slice_ms: %.6g}", p->turn_tick_ms, p->turn_slice_ms);
+    else
+        fprintf(f, ", switch_ms: %.6g}", p->stack_switch_ms);
 }
 
 void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,

@@ -64,7 +64,11 @@
 # same loads simulated at one speed, results-steady.csv), STACK_S (4): stackcal's
 # seconds at each of its loads (0: no stackcal, and the prediction pools the cores;
 # with it, the prediction places each job on a core, cpu.stack, and the report also
-# shows the same loads with the cores pooled, results-pooled.csv), COLD_S (30):
+# shows the same loads with the cores pooled, results-pooled.csv), TURN_S (6):
+# turncal's seconds (with stackcal; 0: no turncal, and the jobs on one core turn
+# after exponential waits, stackcal's switch_ms; with it, they turn at the
+# scheduler's tick, cpu.stack.tick_ms and slice_ms, and the report also shows the
+# same loads with the exponential turns, results-expturns.csv), COLD_S (30):
 # coldcal's seconds (0: no coldcal; with it, the prediction says how much slower an
 # op runs after its core idled, cpu.cold, and the report also shows the same loads
 # without it, results-warm.csv),
@@ -99,6 +103,7 @@ CORE_TRIES=${CORE_TRIES:-3}
 DRIFT_S=${DRIFT_S:-60}
 DRIFT_WINDOW_MS=${DRIFT_WINDOW_MS:-1000}
 STACK_S=${STACK_S:-4}
+TURN_S=${TURN_S:-6}
 COLD_S=${COLD_S:-30}
 LOADS=${LOADS:-"0.30 0.50 0.70 0.85"}
 NOTE=${NOTE:-}
@@ -232,6 +237,13 @@ if [ "$STACK_S" != 0 ]; then
     --force --out "$WORK/calib/stackcal.yaml" > /dev/null
   STACK=(--stack-calib "$WORK/calib/stackcal.yaml")
 fi
+[ "$STACK_S" != 0 ] || TURN_S=0    # turns are a placed job's: nothing to turn without stackcal
+STACK_EXP=("${STACK[@]}")          # the exponential turns (stackcal's switch_ms)
+if [ "$TURN_S" != 0 ]; then
+  log "measuring when a shared CPU turns, ${TURN_S} s (vlrealpipe turncal)"
+  "${PRIO[@]}" ./vlrealpipe turncal --seconds "$TURN_S" --force --out "$WORK/calib/turncal.yaml" > /dev/null
+  STACK+=(--turn-calib "$WORK/calib/turncal.yaml")
+fi
 ISO_TINY=$PWD/$WORK/calib/cpu-tiny-1t.yaml
 ISO_DEC=$PWD/$WORK/calib/h264-640x360.yaml
 TINY=$PWD/$WORK/calib/mix-tiny.yaml
@@ -242,6 +254,7 @@ WCAL=$WORK/calib/wakecal.yaml
 cat "$WORK/calib/wakeup.log" "$CORE" "$WCAL" "$WORK/calib/mixcal.txt" >&2
 [ "$DRIFT_S" = 0 ] || grep '^#' "$WORK/calib/driftcal.yaml" >&2
 [ "$STACK_S" = 0 ] || cat "$WORK/calib/stackcal.yaml" >&2
+[ "$TURN_S" = 0 ] || cat "$WORK/calib/turncal.yaml" >&2
 
 # ---- 2. capacity ----
 ./vlrealpipe capacity --calib "$TINY" --decode-calib "$DEC" --wakeup "$WAKE" --cores-calib "$CORE" --cores "$CORES" | tee "$WORK/capacity.txt" >&2
@@ -377,6 +390,14 @@ for L in $LOADS; do
     ./vlrealpipe compare --load "$L" --sim "$D/sim-pooled.csv" --warmup "$WARMUP" --out "$D/rows-pooled.csv" \
       "${used[@]}" > /dev/null
   fi
+  if [ "$TURN_S" != 0 ]; then      # the same prediction with exponential turns: what the ticks do
+    ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
+      --wake-calib "$L_WCAL" "${DRIFT[@]}" "${STACK_EXP[@]}" "${COLD[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" \
+      --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-expturns.yaml"
+    ./vlsim run "$D/scenario-expturns.yaml" --csv "$D/sim-expturns.csv" -q 2> "$D/sim-expturns.log"
+    ./vlrealpipe compare --load "$L" --sim "$D/sim-expturns.csv" --warmup "$WARMUP" --out "$D/rows-expturns.csv" \
+      "${used[@]}" > /dev/null
+  fi
   # the same prediction at the machine's speed during the runs: each compared run's
   # after-run capacity over the calibrated one (the probe: mixcal alone, right after
   # the run; never the run's spans), their mean scaling every cpu.speed factor
@@ -419,6 +440,7 @@ join_loads rows-iso.csv > "$WORK/results-iso.csv"
 join_loads rows-probed.csv > "$WORK/results-probed.csv"
 [ "$DRIFT_S" = 0 ] || join_loads rows-steady.csv > "$WORK/results-steady.csv"
 [ "$STACK_S" = 0 ] || join_loads rows-pooled.csv > "$WORK/results-pooled.csv"
+[ "$TURN_S" = 0 ] || join_loads rows-expturns.csv > "$WORK/results-expturns.csv"
 [ "$COLD_S" = 0 ] || join_loads rows-warm.csv > "$WORK/results-warm.csv"
 FLAT=1                            # every load point's scenario had the clip's content
 for L in $LOADS; do if [ ! -f "$WORK/runs/$L/rows-flat.csv" ]; then FLAT=0; fi; done
@@ -672,6 +694,25 @@ elapsed=$(( $(date +%s) - t_start ))
     frame_table "$WORK/results-pooled.csv"
     echo
   fi
+  if [ "$TURN_S" != 0 ]; then
+    echo "## The same loads with exponential turns"
+    echo
+    echo "The prediction's cores turn at the scheduler's tick (cpu.stack.tick_ms, slice_ms:"
+    echo "vlrealpipe turncal, ${TURN_S} s before the load points, apart from the pipeline): while a"
+    echo "core holds two or more jobs, the running one keeps it until the first tick after it"
+    echo "has had it for slice_ms, so a short op beside a busy thread is seldom cut. turncal"
+    echo "pins a busy thread and a thread that sleeps 1 ms and then runs an op of W ms to one"
+    echo "CPU and compares each op's wall time over W with that model's closed form:"
+    echo
+    grep '^#\|^turns' "$WORK/calib/turncal.yaml" | sed 's/^# \{0,1\}/    /; s/^turns/    turns/'
+    echo
+    echo "The same real runs against the same scenario with stackcal's exponential turns"
+    echo "instead (switch_ms: the core turns after an exponential wait, whatever the op's age;"
+    echo "the prediction before 2026-12-04 11:45 UTC):"
+    echo
+    frame_table "$WORK/results-expturns.csv"
+    echo
+  fi
   echo "## Spread of the real runs (each run alone)"
   echo
   echo "Capacity after the run: what a short mix calibration right after it (vlrealpipe mixcal"
@@ -864,6 +905,8 @@ rm -f "$OUT/results-flat.csv"
 [ "$FLAT" = 0 ] || mv "$WORK/results-flat.csv" "$OUT/results-flat.csv"
 rm -f "$OUT/results-pooled.csv" "$OUT/results-stack.csv"
 [ "$STACK_S" = 0 ] || mv "$WORK/results-pooled.csv" "$OUT/results-pooled.csv"
+rm -f "$OUT/results-expturns.csv"
+[ "$TURN_S" = 0 ] || mv "$WORK/results-expturns.csv" "$OUT/results-expturns.csv"
 mv "$WORK/results.csv" "$OUT/results.csv"
 rm -f "$OUT/results-allruns.csv"
 [ "$(n_left_out)" = 0 ] || cp "$WORK/results-allruns.csv" "$OUT/results-allruns.csv"

@@ -1,0 +1,429 @@
+/* rp_turn.c — how two runnable threads on one CPU take turns. See rp_turn.h.
+ * It must never pin the caller's thread nor any thread to another CPU than
+ * the one it measures, and never time anything but its own busy loops. */
+#define _GNU_SOURCE                    /* pthread_setaffinity_np, CPU_SET */
+#include "calib/realpipe/rp_turn.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gsl/gsl_randist.h>
+#include <gsl/gsl_rng.h>
+#include <gsl/gsl_sort.h>
+#include <gsl/gsl_statistics_double.h>
+
+#include "calib/realpipe/rp_clock.h"
+#include "calib/realpipe/rp_vec.h"
+
+const double rp_turn_w_ms[RP_TURN_NW] = {0.25, 0.5, 1, 2, 4, 8};
+
+#define FIT_STEP_MS 0.001              /* rp_turn_fit's grid */
+#define FIT_MAX_TICK_MS 1000.0
+#define SWEEP_SEED 1                   /* the sweep's order of lengths and its sleeps */
+
+/* ---- the model ------------------------------------------------------------- */
+
+double rp_turn_ratio(double w_ms, double slice_ms, double tick_ms)
+{
+    if (!(w_ms > 0) || !(slice_ms >= 0) || !(tick_ms > 0) || !isfinite(w_ms)
+        || !isfinite(slice_ms) || !isfinite(tick_ms))
+        return NAN;
+    /* The sum's terms: clamp((w - slice - n tick) / tick, 0, 1) is 1 for the
+     * m = floor((w - slice) / tick) first n, then one fraction, then 0. */
+    double x = w_ms - slice_ms, cuts = 0;
+    if (x > 0) {
+        double m = floor(x / tick_ms), rest = (x - m * tick_ms) / tick_ms;
+        cuts = m + (rest < 0 ? 0 : rest > 1 ? 1 : rest);
+    }
+    return 1 + tick_ms * cuts / w_ms;
+}
+
+static double sum_sq(const double *w, const double *ratio, int n, double slice, double tick)
+{
+    double e = 0;
+    for (int i = 0; i < n; i++) {
+        double d = rp_turn_ratio(w[i], slice, tick) - ratio[i];
+        e += d * d;
+    }
+    return e;
+}
+
+int rp_turn_fit(const double *w, const double *ratio, int n, double tick, double *slice, double *sse)
+{
+    if (!w || !ratio || !slice || !sse || n < 1 || !(tick > 0) || !(tick <= FIT_MAX_TICK_MS))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!(w[i] > 0) || !isfinite(w[i]) || !isfinite(ratio[i]))
+            return -1;
+    long steps = (long)floor(tick / FIT_STEP_MS + 1e-9);
+    double best = HUGE_VAL, at = 0;
+    for (long k = 0; k <= steps + 1; k++) {          /* the last: tick itself */
+        double s = k <= steps ? (double)k / (1.0 / FIT_STEP_MS) : tick;
+        if (s > tick)
+            s = tick;
+        double e = sum_sq(w, ratio, n, s, tick);
+        if (e < best) {
+            best = e;
+            at = s;
+        }
+    }
+    *slice = at;
+    *sse = best;
+    return 0;
+}
+
+/* ---- the threads ----------------------------------------------------------- */
+
+static double cpu_ms(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return 1e3 * (double)t.tv_sec + 1e-6 * (double)t.tv_nsec;
+}
+
+/* The threads of one part wait here until they are all pinned, then go
+ * together (state 1) with the part's end time, or leave at once (-1). */
+typedef struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int state;
+    double end_ms;
+} gate;
+
+static int gate_pass(gate *g, double *end_ms)
+{
+    pthread_mutex_lock(&g->mu);
+    while (g->state == 0)
+        pthread_cond_wait(&g->cv, &g->mu);
+    int go = g->state > 0;
+    *end_ms = g->end_ms;
+    pthread_mutex_unlock(&g->mu);
+    return go;
+}
+
+typedef void *(*thread_fn)(void *);
+
+#define GATE_INIT {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0}
+
+/* Start fn[i](arg[i]) for i < n (n <= 2), each waiting at g, pin each to
+ * cpu, open g for ms, join them. 0, or -1 and a message (the started
+ * threads told to leave). */
+static int run_pinned(gate *g, int cpu, int n, thread_fn const *fn, void *const *arg, double ms,
+                      char *err, size_t errlen)
+{
+    pthread_t th[2];
+    int started = 0, rc = 0;
+    for (; started < n; started++) {
+        int e = pthread_create(&th[started], NULL, fn[started], arg[started]);
+        if (e) {
+            snprintf(err, errlen, "turncal: cannot start a thread (%s)", strerror(e));
+            rc = -1;
+            break;
+        }
+    }
+    for (int i = 0; rc == 0 && i < started; i++) {
+        cpu_set_t cs;
+        CPU_ZERO(&cs);
+        CPU_SET(cpu, &cs);
+        int e = pthread_setaffinity_np(th[i], sizeof cs, &cs);
+        if (e) {
+            snprintf(err, errlen, "turncal: cannot pin a thread to CPU %d (%s)", cpu, strerror(e));
+            rc = -1;
+        }
+    }
+    pthread_mutex_lock(&g->mu);
+    g->end_ms = rp_now_ms() + ms;
+    g->state = rc ? -1 : 1;
+    pthread_cond_broadcast(&g->cv);
+    pthread_mutex_unlock(&g->mu);
+    for (int i = 0; i < started; i++)
+        pthread_join(th[i], NULL);
+    pthread_cond_destroy(&g->cv);
+    pthread_mutex_destroy(&g->mu);
+    return rc;
+}
+
+/* ---- tick_ms: two busy loops ------------------------------------------------ */
+
+typedef struct {
+    gate *g;
+    int id;                        /* 0 or 1: polls[id] is its own */
+    atomic_long *polls;            /* each loop's clock reads so far */
+    rp_vec runs;                   /* ms between two turns lost */
+    rp_vec period;                 /* (a run + the turn lost after it) / 2 */
+    rp_vec split;                  /* ms between two gaps of any kind */
+    long interruptions;            /* gaps while the other loop did not run */
+    int oom;
+} tick_arg;
+
+static void push(tick_arg *a, rp_vec *v, double x)
+{
+    if (rp_vec_push(v, x))
+        a->oom = 1;
+}
+
+/* A gap over RP_TURN_GAP_MS between two clock reads while the other loop
+ * read the clock is a turn lost; one while it did not (an interrupt, the
+ * host) is not, and the run goes on through it. */
+static void *tick_main(void *p)
+{
+    tick_arg *a = p;
+    double end;
+    if (!gate_pass(a->g, &end))
+        return NULL;
+    atomic_long *mine = &a->polls[a->id], *other = &a->polls[1 - a->id];
+    long n = 0, other_seen = atomic_load_explicit(other, memory_order_relaxed);
+    double last = rp_now_ms(), start = last, split_start = last;
+    int seen = 0, split_seen = 0;
+    while (last < end) {
+        double t = rp_now_ms();
+        atomic_store_explicit(mine, ++n, memory_order_relaxed);
+        if (t - last > RP_TURN_GAP_MS) {
+            if (split_seen++ >= RP_TURN_DROP)
+                push(a, &a->split, last - split_start);
+            split_start = t;
+            long o = atomic_load_explicit(other, memory_order_relaxed);
+            if (o != other_seen) {
+                other_seen = o;
+                if (seen++ >= RP_TURN_DROP) {
+                    push(a, &a->runs, last - start);
+                    push(a, &a->period, (t - start) / 2);
+                }
+                start = t;
+            } else if (seen > RP_TURN_DROP) {
+                a->interruptions++;
+            }
+        }
+        last = t;
+    }
+    return NULL;
+}
+
+/* ---- the sweep: a hog and a sleeper ----------------------------------------- */
+
+typedef struct {
+    gate *g;
+    atomic_int *stop;
+} hog_arg;
+
+static void *hog_main(void *p)
+{
+    hog_arg *a = p;
+    double end;
+    if (!gate_pass(a->g, &end))
+        return NULL;
+    while (!atomic_load_explicit(a->stop, memory_order_relaxed))
+        ;
+    return NULL;
+}
+
+typedef struct {
+    gate *g;
+    atomic_int *stop;
+    gsl_rng *rng;
+    double period;                          /* the tick's, ms: the sleeps' spread */
+    double sweep_ms;                        /* how long it sweeps */
+    long n[RP_TURN_NW];
+    double s[RP_TURN_NW], ss[RP_TURN_NW];   /* sums of the walls and their squares */
+    double wake[RP_TURN_NW];                /* sums of the waits from the wake-up time to running */
+} sleeper_arg;
+
+/* Sleep sleep_ms (to an absolute time), then spin w ms of the thread's own
+ * CPU time: the op's wall from its wake (its first clock read) to its end;
+ * *wait, from the time it asked to wake at to that read. */
+static double one_op(double sleep_ms, double w, double *wait)
+{
+    double due = rp_now_ms() + sleep_ms;
+    rp_sleep_until(due);
+    double w0 = rp_now_ms(), c0 = cpu_ms();
+    while (cpu_ms() - c0 < w)
+        ;
+    *wait = w0 - due;
+    return rp_now_ms() - w0;
+}
+
+/* RP_TURN_SLEEP_MS and a part of the tick's period drawn uniformly: the op
+ * starts at a uniformly random phase of the tick, whatever the last one's. */
+static double next_sleep(const sleeper_arg *a)
+{
+    return RP_TURN_SLEEP_MS + a->period * gsl_rng_uniform(a->rng);
+}
+
+/* Rounds of one block of each length (in a random order each round), each
+ * block the same share of the time: its first op untimed (what the last
+ * length left behind, the scheduler's lag, wears off), then timed ops until
+ * the block's end (one at least). */
+static void *sleeper_main(void *p)
+{
+    sleeper_arg *a = p;
+    double end, wait;
+    if (gate_pass(a->g, &end)) {
+        rp_quiet_thread();                        /* its sleeps end on time */
+        double t0 = rp_now_ms();
+        int rounds = (int)(a->sweep_ms / (RP_TURN_NW * RP_TURN_BLOCK_MS));
+        if (rounds < 1)
+            rounds = 1;
+        double block = a->sweep_ms / (rounds * RP_TURN_NW);
+        int order[RP_TURN_NW];
+        for (int k = 0; k < RP_TURN_NW; k++)
+            order[k] = k;
+        for (int r = 0, b = 0; r < rounds; r++) {
+            gsl_ran_shuffle(a->rng, order, RP_TURN_NW, sizeof order[0]);
+            for (int j = 0; j < RP_TURN_NW; j++, b++) {
+                int k = order[j];
+                double w = rp_turn_w_ms[k], block_end = t0 + (b + 1) * block;
+                one_op(next_sleep(a), w, &wait);
+                do {
+                    double wall = one_op(next_sleep(a), w, &wait);
+                    a->n[k]++;
+                    a->s[k] += wall;
+                    a->ss[k] += wall * wall;
+                    a->wake[k] += wait;
+                } while (rp_now_ms() < block_end);
+            }
+        }
+    }
+    atomic_store(a->stop, 1);                     /* the hog's end */
+    return NULL;
+}
+
+/* ---- the run ---------------------------------------------------------------- */
+
+/* The median of v's n values (sorted in place); the quartiles too when q1. */
+static double median_of(rp_vec *v, double *q1, double *q3)
+{
+    gsl_sort(v->v, 1, v->n);
+    if (q1) {
+        *q1 = gsl_stats_quantile_from_sorted_data(v->v, 1, v->n, 0.25);
+        *q3 = gsl_stats_quantile_from_sorted_data(v->v, 1, v->n, 0.75);
+    }
+    return gsl_stats_median_from_sorted_data(v->v, 1, v->n);
+}
+
+/* Append b's values to a: 0, or -1 out of memory. */
+static int join_vec(rp_vec *a, const rp_vec *b)
+{
+    for (size_t i = 0; i < b->n; i++)
+        if (rp_vec_push(a, b->v[i]))
+            return -1;
+    return 0;
+}
+
+static int tick_part(int cpu, double ms, rp_turn_result *r, char *err, size_t errlen)
+{
+    gate g = GATE_INIT;
+    atomic_long polls[2];
+    atomic_init(&polls[0], 0);
+    atomic_init(&polls[1], 0);
+    tick_arg a[2];
+    memset(a, 0, sizeof a);
+    for (int i = 0; i < 2; i++) {
+        a[i].g = &g;
+        a[i].id = i;
+        a[i].polls = polls;
+    }
+    thread_fn fn[2] = {tick_main, tick_main};
+    void *arg[2] = {&a[0], &a[1]};
+    int rc = -1;
+    if (run_pinned(&g, cpu, 2, fn, arg, ms, err, errlen))
+        goto out;
+    if (a[0].oom || a[1].oom || join_vec(&a[0].runs, &a[1].runs)
+        || join_vec(&a[0].period, &a[1].period) || join_vec(&a[0].split, &a[1].split)) {
+        snprintf(err, errlen, "out of memory");
+        goto out;
+    }
+    if (a[0].runs.n < 1) {
+        snprintf(err, errlen, "turncal: no turn was lost on CPU %d in %g s (run longer)", cpu,
+                 ms / 1e3);
+        goto out;
+    }
+    r->tick_runs = (long)a[0].runs.n;
+    r->tick_ms = median_of(&a[0].runs, &r->tick_q1, &r->tick_q3);
+    r->period_ms = median_of(&a[0].period, NULL, NULL);
+    r->interruptions = a[0].interruptions + a[1].interruptions;
+    r->split_ms = a[0].split.n > 0 ? median_of(&a[0].split, NULL, NULL) : 0;
+    rc = 0;
+out:
+    for (int i = 0; i < 2; i++) {
+        free(a[i].runs.v);
+        free(a[i].period.v);
+        free(a[i].split.v);
+    }
+    return rc;
+}
+
+static int sweep_part(int cpu, double ms, rp_turn_result *r, char *err, size_t errlen)
+{
+    gate g = GATE_INIT;
+    atomic_int stop;
+    atomic_init(&stop, 0);
+    hog_arg h = {&g, &stop};
+    sleeper_arg s;
+    memset(&s, 0, sizeof s);
+    s.g = &g;
+    s.stop = &stop;
+    s.period = r->period_ms;
+    s.sweep_ms = ms;
+    if (!(s.rng = gsl_rng_alloc(gsl_rng_mt19937))) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    gsl_rng_set(s.rng, SWEEP_SEED);
+    thread_fn fn[2] = {hog_main, sleeper_main};
+    void *arg[2] = {&h, &s};
+    int rc = run_pinned(&g, cpu, 2, fn, arg, ms, err, errlen);
+    gsl_rng_free(s.rng);
+    if (rc)
+        return -1;
+    for (int k = 0; k < RP_TURN_NW; k++) {
+        double w = rp_turn_w_ms[k];
+        r->w_ms[k] = w;
+        r->n[k] = s.n[k];
+        if (s.n[k] < 1) {
+            snprintf(err, errlen, "turncal: no op of %g ms ran in %g s (run longer)", w, ms / 1e3);
+            return -1;
+        }
+        double mean = s.s[k] / (double)s.n[k];
+        double var = s.n[k] > 1 ? (s.ss[k] - s.s[k] * mean) / (double)(s.n[k] - 1) : 0;
+        r->wall_ms[k] = mean;
+        r->ratio[k] = mean / w;
+        r->ratio_se[k] = var > 0 ? sqrt(var / (double)s.n[k]) / w : 0;
+        r->wake_ms[k] = s.wake[k] / (double)s.n[k];
+    }
+    return 0;
+}
+
+int rp_turn_run(double seconds, rp_turn_result *r, char *err, size_t errlen)
+{
+    memset(r, 0, sizeof *r);
+    if (!(seconds > 0) || !isfinite(seconds)) {
+        snprintf(err, errlen, "turncal: seconds must be > 0");
+        return -1;
+    }
+    long nprocs = sysconf(_SC_NPROCESSORS_ONLN);
+    r->cpu = nprocs > 1 ? (int)(nprocs - 1) : 0;
+    if (r->cpu >= CPU_SETSIZE) {
+        snprintf(err, errlen, "turncal: cannot pin a thread to CPU %d (over CPU_SETSIZE)", r->cpu);
+        return -1;
+    }
+    double t0 = rp_now_ms();
+    if (tick_part(r->cpu, 1e3 * seconds / 3, r, err, errlen)
+        || sweep_part(r->cpu, 1e3 * seconds * 2 / 3, r, err, errlen))
+        return -1;
+    r->seconds = (rp_now_ms() - t0) / 1e3;
+    if (rp_turn_fit(r->w_ms, r->ratio, RP_TURN_NW, r->tick_ms, &r->slice_ms, &r->sse)) {
+        snprintf(err, errlen, "turncal: cannot fit a slice to tick_ms %g", r->tick_ms);
+        return -1;
+    }
+    r->sse0 = sum_sq(r->w_ms, r->ratio, RP_TURN_NW, 0, r->tick_ms);
+    for (int k = 0; k < RP_TURN_NW; k++)
+        r->sse_exp += (2 - r->ratio[k]) * (2 - r->ratio[k]);
+    return 0;
+}

@@ -351,7 +351,10 @@ static double tick_due(const cores_t *c, int k, double now)
     double t = r >= 0 ? c->job[r].since + c->slice_ms : now;
     if (t < now)
         t = now;
-    return (floor(t / c->tick_ms) + 1) * c->tick_ms;
+    double at = (floor(t / c->tick_ms) + 1) * c->tick_ms;
+    if (at <= t)                       /* t on a tick whose k T rounds below k: the next */
+        at += c->tick_ms;
+    return at;
 }
 
 static int check_turns(cores_t *c, ev_queue *q, double now)

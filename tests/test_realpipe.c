@@ -1426,7 +1426,16 @@ Test(realpipe, stackcal_run_and_scenario, .timeout = 120)
     rp_params_default(&p);
     rp_stack_result r;
     char err[512] = "";
-    cr_assert_eq(rp_stack_run(&p, 1.0, 1, &r, err, sizeof err), 0, "%s", err);
+    /* Whether the host moves a thread within a second is its scheduler's
+     * choice (a quiet machine may not): a run that saw none is retried
+     * longer, as stackcal's own message tells a user to. */
+    int rc = -1;
+    for (double s = 1.0; rc != 0 && s <= 4.0; s *= 2) {
+        rc = rp_stack_run(&p, s, 1, &r, err, sizeof err);
+        if (rc != 0 && !strstr(err, "moves seen"))
+            break;
+    }
+    cr_assert_eq(rc, 0, "%s", err);
     cr_expect(r.decode_ms > 0 && r.chain_ms > 0 && r.units_per_ms > 0);
     cr_expect(r.all.stacked <= r.all.chances && r.all.chances > 0);
     close_to("share", r.all.share, (double)r.all.stacked / (double)r.all.chances);

@@ -498,7 +498,9 @@ static void ticks_run(double tick, double slice, int n, const double *t0, const 
         cr_assert_eq(ev_push(&q, t0[j], START, (uint32_t)j, 0), 0);
     }
     ev_t e;
+    long events = 0;
     while (done[last] < 0 && ev_pop(&q, &e) == 0) {
+        cr_assert_lt(++events, 10000000, "the cores keep turning at %.17g without end", e.t);
         if (e.kind == TICK)
             cr_assert_eq(cores_event(&k, &q, e.t, e.a, e.b), 0);
         else if (e.kind == START)
@@ -555,6 +557,23 @@ Test(stack, ticks_short_job_keeps_its_core)
     ticks_run(4, 0, 2, (const double[]){0, 3.8}, (const double[]){10, 0.4}, d, 0);
     near("B cut at the tick", d[1], 8.2, 1e-12);
     near("A", d[0], 10.4, 1e-12);
+}
+
+/* A turn at a tick hands the core over exactly at that tick; with slice 0
+ * the next turn is due at the tick after, which must lie after now even
+ * where k T rounds so that floor(k T / T) is k - 1 (T = 3.9507: first at
+ * k = 211, 833.5977). A and B of 1000 each at 0 share the core turn by
+ * turn: work conserving, the later ends at 2000 and the earlier within a
+ * tick of it. */
+Test(stack, ticks_turn_at_a_rounded_tick)
+{
+    double d[2];
+    ticks_run(3.9507, 0, 2, (const double[]){0, 0}, (const double[]){1000, 1000}, d, 0);
+    if (d[1] < 0)
+        ticks_run(3.9507, 0, 2, (const double[]){0, 0}, (const double[]){1000, 1000}, d, 1);
+    double later = fmax(d[0], d[1]), earlier = fmin(d[0], d[1]);
+    near("the later end", later, 2000, 1e-9);
+    cr_expect(earlier >= 2000 - 3.9507 - 1e-9 && earlier < 2000, "the earlier end %.9g", earlier);
 }
 
 /* turncal's closed form (calib/realpipe/rp_turn.h), worked out here on its

@@ -216,6 +216,7 @@ typedef struct {
 #define CFG_MAX_SPEED 65536      /* cpu.speed.factors */
 #define CFG_MAX_STACK_SHARE 16   /* cpu.stack.share as a list by load */
 #define CFG_MAX_COLD 16          /* cpu.cold's idle times */
+#define CFG_MAX_THROUGH 16       /* cpu.stack.through's works */
 typedef struct {
     int cores;               /* 0: off (every server runs at full speed, no wake-up delay) */
     int nspeedup;            /* 0: speedup(n) = min(n, cores) */
@@ -262,6 +263,10 @@ typedef struct {
                                 multiples of this) after the running job had its core for
                                 stack_slice_ms */
     double stack_slice_ms;   /* >= 0, with stack_tick_ms */
+    int nstack_through;      /* 0: every job on a busy core turns at ticks; else (ticks on) a
+                                job started on a busy core runs through, never cut at a tick,
+                                with the share interpolated at its work (cpu.stack.through) */
+    double stack_through_work_ms[CFG_MAX_THROUGH], stack_through_share[CFG_MAX_THROUGH];
     int ncold;               /* 0: a job runs as fast on a core that was idle; else cpu.cold */
     double cold_idle_ms[CFG_MAX_COLD];   /* increasing, >= 0: a core's time with nothing to run */
     double cold_factor[CFG_MAX_COLD];    /* > 0: its next job's work is multiplied by this

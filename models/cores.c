@@ -33,6 +33,8 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->switch_ms = 0;
     c->tick_ms = c->slice_ms = 0;
     c->turn_at = NULL;
+    c->through_work_ms = c->through_share = NULL;
+    c->nthrough = 0;
     c->sgen = NULL;
     c->turn_due = NULL;
     c->share_load = c->share_at = NULL;
@@ -113,6 +115,20 @@ int cores_set_ticks(cores_t *c, double tick_ms, double slice_ms)
         return -1;
     c->tick_ms = tick_ms;
     c->slice_ms = slice_ms;
+    return 0;
+}
+
+int cores_set_through(cores_t *c, const double *work_ms, const double *share, int n)
+{
+    if (!(c->tick_ms > 0) || n < 1)
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!(work_ms[i] > 0 && share[i] >= 0 && share[i] <= 1)
+            || (i > 0 && !(work_ms[i] > work_ms[i - 1])))
+            return -1;
+    c->through_work_ms = work_ms;
+    c->through_share = share;
+    c->nthrough = n;
     return 0;
 }
 
@@ -348,6 +364,8 @@ static void take_core(cores_t *c, int j, double now)
 static double tick_due(const cores_t *c, int k, double now)
 {
     int r = running_on(c, k);
+    if (r >= 0 && c->job[r].through)
+        return HUGE_VAL;               /* it runs through: no turn while it runs */
     double t = r >= 0 ? c->job[r].since + c->slice_ms : now;
     if (t < now)
         t = now;
@@ -365,6 +383,13 @@ static int check_turns(cores_t *c, ev_queue *q, double now)
             double at = tick_due(c, k, now);
             if (c->turn_due[k] && c->turn_at[k] == at)
                 continue;
+            if (isinf(at)) {           /* a job running through: the pending turn is void */
+                if (c->turn_due[k]) {
+                    c->turn_due[k] = 0;
+                    c->sgen[k]++;
+                }
+                continue;
+            }
             c->turn_due[k] = 1;
             c->turn_at[k] = at;
             c->sgen[k]++;
@@ -468,9 +493,13 @@ int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t 
         c->cold_extra_ms += cold - work;
         work = cold;
     }
+    int through = 0;                   /* on a busy core, it may run through */
+    if (c->nthrough > 0 && c->on[core] > 0)
+        through = gsl_rng_uniform(c->place_rng)
+                  < held_interp(c->through_work_ms, c->through_share, c->nthrough, work);
     if (c->place_rng)
         c->on[core]++;
-    c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0, core, 0, now};
+    c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0, core, 0, now, through};
     if (c->place_rng && c->switch_ms > 0)
         take_core(c, c->n - 1, now);   /* a placed job preempts the one running there */
     c->by_start = 1;

@@ -1043,6 +1043,9 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
                 && cores_set_turns(&p->cores, cfg->cpu.stack_switch_ms) != 0)
             || (cfg->cpu.stack_tick_ms > 0
                 && cores_set_ticks(&p->cores, cfg->cpu.stack_tick_ms, cfg->cpu.stack_slice_ms) != 0)
+            || (cfg->cpu.nstack_through > 0
+                && cores_set_through(&p->cores, cfg->cpu.stack_through_work_ms,
+                                     cfg->cpu.stack_through_share, cfg->cpu.nstack_through) != 0)
             || (cfg->cpu.nstack_share > 0
                 && cores_set_share_load(&p->cores, cfg->cpu.stack_share_load, cfg->cpu.stack_shares,
                                         cfg->cpu.nstack_share, cfg->cpu.stack_util_halflife_ms) != 0)))

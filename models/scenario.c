@@ -2251,27 +2251,47 @@ static int read_speed(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     return 0;
 }
 
+/* A list of 1 to max numbers at `path` (each as `kind` says); *n the count. */
+static int read_short_list(loader *ld, const yaml_node_t *list, const char *path, sign_rule kind,
+                           int max, double *x, int *n)
+{
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of numbers such as [0, 1, 10], got %s",
+                    describe(list, show, sizeof show));
+    size_t len = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (len == 0 || len > (size_t)max)
+        return fail(ld, list, path, "must list 1 to %d numbers, got %zu", max, len);
+    for (size_t i = 0; i < len; i++) {
+        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        path_index(ipath, path, i);
+        if (read_double(ld, e, ipath, kind, &x[i]))
+            return -1;
+    }
+    *n = (int)len;
+    return 0;
+}
+
+/* The n numbers read from `list` at `path` are shares: none over 1. */
+static int check_shares(loader *ld, const yaml_node_t *list, const char *path, const double *x,
+                        int n)
+{
+    for (int i = 0; i < n; i++)
+        if (x[i] > 1) {
+            char ipath[SCN_PATH_LEN];
+            path_index(ipath, path, (size_t)i);
+            return fail(ld, yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]),
+                        ipath, "must be from 0 to 1, got %g", x[i]);
+        }
+    return 0;
+}
+
 /* A list of 1 to CFG_MAX_STACK_SHARE numbers from 0 to 1 at `path`; *n
  * the count. */
 static int read_unit_list(loader *ld, const yaml_node_t *list, const char *path, double *x, int *n)
 {
-    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
-    if (list->type != YAML_SEQUENCE_NODE)
-        return fail(ld, list, path, "expected a list of numbers from 0 to 1 such as [0.2, 0.8], "
-                    "got %s", describe(list, show, sizeof show));
-    size_t len = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
-    if (len == 0 || len > CFG_MAX_STACK_SHARE)
-        return fail(ld, list, path, "must list 1 to %d numbers, got %zu", CFG_MAX_STACK_SHARE, len);
-    for (size_t i = 0; i < len; i++) {
-        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
-        path_index(ipath, path, i);
-        if (read_double(ld, e, ipath, NONNEGATIVE, &x[i]))
-            return -1;
-        if (x[i] > 1)
-            return fail(ld, e, ipath, "must be from 0 to 1, got %g", x[i]);
-    }
-    *n = (int)len;
-    return 0;
+    return read_short_list(ld, list, path, NONNEGATIVE, CFG_MAX_STACK_SHARE, x, n)
+           || check_shares(ld, list, path, x, *n) ? -1 : 0;
 }
 
 /* cpu.stack.share as a list by load: share: [S...], share_load: [U...]
@@ -2302,14 +2322,69 @@ static int read_stack_shares(loader *ld, const yaml_node_t *map, const yaml_node
     return 0;
 }
 
+/* A table {X: [x...], Y: [y...]} (cpu.cold, cpu.stack.through): 1 to max
+ * x's, increasing, and one y per x, each as its sign rule says. */
+typedef struct {
+    const char *path, *example;        /* "cpu.cold", "a mapping such as ..." */
+    const char *xkey, *ykey;           /* "idle_ms", "factor" */
+    const char *xname, *xnames, *yname;  /* "idle time", "idle times", "factor" */
+    sign_rule xkind, ykind;
+    int max;
+} table_spec;
+
+static int read_xy_table(loader *ld, const yaml_node_t *map, const table_spec *t, double *x,
+                         double *y, int *n)
+{
+    const char *const keys[] = {t->xkey, t->ykey, NULL};
+    char xpath[SCN_PATH_LEN], ypath[SCN_PATH_LEN], ipath[SCN_PATH_LEN];
+    const yaml_node_t *xv, *yv;
+    int nx = 0, ny = 0;
+    snprintf(xpath, sizeof xpath, "%s.%s", t->path, t->xkey);
+    snprintf(ypath, sizeof ypath, "%s.%s", t->path, t->ykey);
+    if (check_keys(ld, map, t->path, t->example, keys))
+        return -1;
+    if (!(xv = need(ld, map, t->path, t->xkey)) || !(yv = need(ld, map, t->path, t->ykey))
+        || read_short_list(ld, xv, xpath, t->xkind, t->max, x, &nx)
+        || read_short_list(ld, yv, ypath, t->ykind, t->max, y, &ny))
+        return -1;
+    if (ny != nx)
+        return fail(ld, yv, ypath, "must list one %s per %s (%d), got %d", t->yname, t->xname, nx, ny);
+    for (int i = 1; i < nx; i++)
+        if (!(x[i] > x[i - 1])) {
+            path_index(ipath, xpath, (size_t)i);
+            return fail(ld, xv, ipath, "the %s must increase, got %g after %g", t->xnames, x[i],
+                        x[i - 1]);
+        }
+    *n = nx;
+    return 0;
+}
+
+/* cpu.stack.through: {work_ms: [W...], share: [P...]}, the share of the
+ * jobs started on a busy core that run through, by their work (turncal). */
+static int read_through(loader *ld, const yaml_node_t *map, cpu_cfg *u)
+{
+    static const table_spec t = {"cpu.stack.through",
+                                 "a mapping such as {work_ms: [0.5, 1, 2], share: [1, 0.8, 0]}",
+                                 "work_ms", "share", "work", "works", "share", POSITIVE, NONNEGATIVE,
+                                 CFG_MAX_THROUGH};
+    int n = 0;
+    if (read_xy_table(ld, map, &t, u->stack_through_work_ms, u->stack_through_share, &n)
+        || check_shares(ld, get(ld, map, "share"), "cpu.stack.through.share", u->stack_through_share, n))
+        return -1;
+    u->nstack_through = n;
+    return 0;
+}
+
 /* cpu.stack: {share: S or [S...] (with share_load: [U...], util_halflife_ms:
  * H), migrate_ms: M, pull_ms: P (M), switch_ms: W (0) or tick_ms: T with
- * slice_ms: L (0)}, placement of jobs on cores and their turns on one
- * (vlrealpipe stackcal measures the placement and W, turncal T and L). */
+ * slice_ms: L (0) and through: {...}}, placement of jobs on cores and their
+ * turns on one (vlrealpipe stackcal measures the placement and W, turncal
+ * T, L and the through shares). */
 static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 {
     static const char *const keys[] = {"share", "share_load", "util_halflife_ms", "migrate_ms",
-                                       "pull_ms", "switch_ms", "tick_ms", "slice_ms", NULL};
+                                       "pull_ms", "switch_ms", "tick_ms", "slice_ms", "through",
+                                       NULL};
     const char *path = "cpu.stack";
     const yaml_node_t *v;
     if (check_keys(ld, map, path, "a mapping such as {share: 0.1, migrate_ms: 8, pull_ms: 1.5}", keys))
@@ -2356,28 +2431,14 @@ static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
         if (read_double(ld, v, "cpu.stack.slice_ms", NONNEGATIVE, &u->stack_slice_ms))
             return -1;
     }
-    u->has_stack = 1;
-    return 0;
-}
-
-/* A list of 1 to CFG_MAX_COLD numbers at `path` (each as `kind` says); *n the count. */
-static int read_cold_list(loader *ld, const yaml_node_t *list, const char *path, sign_rule kind,
-                          double *x, int *n)
-{
-    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
-    if (list->type != YAML_SEQUENCE_NODE)
-        return fail(ld, list, path, "expected a list of numbers such as [0, 1, 10], got %s",
-                    describe(list, show, sizeof show));
-    size_t len = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
-    if (len == 0 || len > CFG_MAX_COLD)
-        return fail(ld, list, path, "must list 1 to %d numbers, got %zu", CFG_MAX_COLD, len);
-    for (size_t i = 0; i < len; i++) {
-        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
-        path_index(ipath, path, i);
-        if (read_double(ld, e, ipath, kind, &x[i]))
+    u->nstack_through = 0;
+    if ((v = get(ld, map, "through"))) {
+        if (!(u->stack_tick_ms > 0))
+            return fail(ld, v, "cpu.stack.through", "through goes with tick_ms (turns at ticks)");
+        if (read_through(ld, v, u))
             return -1;
     }
-    *n = (int)len;
+    u->has_stack = 1;
     return 0;
 }
 
@@ -2386,29 +2447,11 @@ static int read_cold_list(loader *ld, const yaml_node_t *list, const char *path,
  * (vlrealpipe coldcal measures it). */
 static int read_cold(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 {
-    static const char *const keys[] = {"idle_ms", "factor", NULL};
-    const char *path = "cpu.cold";
-    const yaml_node_t *gv, *fv;
-    int ng = 0, nf = 0;
-    if (check_keys(ld, map, path, "a mapping such as {idle_ms: [0, 1, 10], factor: [1, 1.02, 1.05]}",
-                   keys))
-        return -1;
-    if (!(gv = need(ld, map, path, "idle_ms")) || !(fv = need(ld, map, path, "factor"))
-        || read_cold_list(ld, gv, "cpu.cold.idle_ms", NONNEGATIVE, u->cold_idle_ms, &ng)
-        || read_cold_list(ld, fv, "cpu.cold.factor", POSITIVE, u->cold_factor, &nf))
-        return -1;
-    if (nf != ng)
-        return fail(ld, fv, "cpu.cold.factor", "must list one factor per idle time (%d), got %d", ng,
-                    nf);
-    for (int i = 1; i < ng; i++)
-        if (!(u->cold_idle_ms[i] > u->cold_idle_ms[i - 1])) {
-            char ipath[SCN_PATH_LEN];
-            path_index(ipath, "cpu.cold.idle_ms", (size_t)i);
-            return fail(ld, gv, ipath, "the idle times must increase, got %g after %g",
-                        u->cold_idle_ms[i], u->cold_idle_ms[i - 1]);
-        }
-    u->ncold = ng;
-    return 0;
+    static const table_spec t = {"cpu.cold",
+                                 "a mapping such as {idle_ms: [0, 1, 10], factor: [1, 1.02, 1.05]}",
+                                 "idle_ms", "factor", "idle time", "idle times", "factor",
+                                 NONNEGATIVE, POSITIVE, CFG_MAX_COLD};
+    return read_xy_table(ld, map, &t, u->cold_idle_ms, u->cold_factor, &u->ncold);
 }
 
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)

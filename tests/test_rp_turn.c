@@ -110,8 +110,61 @@ Test(rp_turn, fit_refuses_bad_input)
     cr_expect_eq(sse, 7.0);
 }
 
+/* The through share is 2 - ratio (the model: 1 x through, 2 x otherwise),
+ * held to [0, 1]: 1.2 -> 0.8, 1.95 -> 0.05, 1 -> 1, below 1 (an op faster
+ * than alone, noise) -> 1, over 2 -> 0. */
+Test(rp_turn, through_by_hand)
+{
+    near("1.2", rp_turn_through(1.2), 0.8, 1e-12);
+    near("1.95", rp_turn_through(1.95), 0.05, 1e-12);
+    near("1", rp_turn_through(1), 1, 0);
+    near("0.97", rp_turn_through(0.97), 1, 0);
+    near("2.1", rp_turn_through(2.1), 0, 0);
+    cr_expect(isnan(rp_turn_through(NAN)));
+    cr_expect(isnan(rp_turn_through(INFINITY)));
+}
+
+/* The turns line as turncal writes it, with and without the through part;
+ * anything else is refused and leaves *t alone. */
+Test(rp_turn, parse_the_turns_line)
+{
+    rp_turns t;
+    cr_assert_eq(rp_turn_parse("turns: {tick_ms: 3.9768, slice_ms: 0, through: {work_ms: "
+                               "[0.25, 0.5, 1, 2], share: [0.9901, 0.9946, 0.7936, 0]}}\n", &t), 0);
+    near("tick", t.tick_ms, 3.9768, 0);
+    near("slice", t.slice_ms, 0, 0);
+    cr_expect_eq(t.nthrough, 4);
+    near("work 2", t.work_ms[2], 1, 0);
+    near("share 2", t.share[2], 0.7936, 0);
+    near("share 3", t.share[3], 0, 0);
+    cr_assert_eq(rp_turn_parse("turns: {tick_ms: 4, slice_ms: 0.617}", &t), 0);
+    near("tick", t.tick_ms, 4, 0);
+    near("slice", t.slice_ms, 0.617, 0);
+    cr_expect_eq(t.nthrough, 0);
+    static const char *const bad[] = {
+        "turns: {tick_ms: 0, slice_ms: 0}",
+        "turns: {tick_ms: 4, slice_ms: -1}",
+        "turns: {tick_ms: 4, slice_ms: 0",
+        "turns: {tick_ms: 4, slice_ms: 0} x",
+        "turns: {tick_ms: 4, slice_ms: 0, through: {work_ms: [1, 2], share: [1]}}",
+        "turns: {tick_ms: 4, slice_ms: 0, through: {work_ms: [2, 1], share: [1, 0]}}",
+        "turns: {tick_ms: 4, slice_ms: 0, through: {work_ms: [0, 1], share: [1, 0]}}",
+        "turns: {tick_ms: 4, slice_ms: 0, through: {work_ms: [1, 2], share: [1, 1.5]}}",
+        "turns: {tick_ms: 4, slice_ms: 0, through: {work_ms: [1, 2], share: [1, 0]}",
+        "turns: {tick_ms: 4, slice_ms: 0, through: {work_ms: [], share: []}}",
+        "turns: {tick_ms: 4, slice_ms: 0, through: {work_ms: [1, 2], share: [1; 0]}}",
+        "# turns: {tick_ms: 4, slice_ms: 0}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        t.tick_ms = -7;
+        cr_expect_eq(rp_turn_parse(bad[i], &t), -1, "%s", bad[i]);
+        cr_expect_eq(t.tick_ms, -7.0, "%s: left alone", bad[i]);
+    }
+}
+
 /* A short real run: each part measured something, loosely sane; the fit
- * is no worse than slice 0 (which is on its grid). */
+ * is no worse than slice 0 (which is on its grid); the through shares are
+ * 2 - ratio where the ratio is in [1, 2]. */
 Test(rp_turn, run_short, .timeout = 60)
 {
     rp_turn_result r;
@@ -127,5 +180,12 @@ Test(rp_turn, run_short, .timeout = 60)
     cr_expect(r.slice_ms >= 0 && r.slice_ms <= r.tick_ms, "slice %g, tick %g", r.slice_ms,
               r.tick_ms);
     cr_expect(r.sse <= r.sse0, "sse %g at the fit, %g at slice 0", r.sse, r.sse0);
+    for (int k = 0; k < RP_TURN_NW; k++) {
+        cr_expect(r.through[k] >= 0 && r.through[k] <= 1, "W %g: through %g", r.w_ms[k],
+                  r.through[k]);
+        if (r.ratio[k] >= 1 && r.ratio[k] <= 2)
+            near("through", r.through[k], 2 - r.ratio[k], 1e-12);
+    }
+    cr_expect(r.sse_through <= r.sse0 + 1e-12, "through %g, slice 0 %g", r.sse_through, r.sse0);
     cr_expect_eq(rp_turn_run(0, &r, err, sizeof err), -1);
 }

@@ -479,20 +479,31 @@ Test(stack, turns_keys)
 
 /* ---- ticks (cpu.stack.tick_ms, slice_ms): turns at the scheduler's tick */
 
-/* One core, ticks every `tick` ms with slice `slice`; job j of work[j]
- * starts at t0[j]. done[j]: its end. Stops once job `last` has ended (a
- * job of endless work never does). */
-static void ticks_run(double tick, double slice, int n, const double *t0, const double *work,
-                      double *done, int last)
+/* Jobs running through (cores_set_through): the table, and the placement
+ * stream's replication (so that runs draw apart). */
+typedef struct {
+    const double *work_ms, *share;
+    int n;
+    uint64_t rep;
+} through_tab;
+
+/* One core, ticks every `tick` ms with slice `slice` (and jobs running
+ * through as `th` says, NULL: none); job j of work[j] starts at t0[j].
+ * done[j]: its end. Stops once job `last` has ended (a job of endless work
+ * never does). */
+static void ticks_run_through(double tick, double slice, const through_tab *th, int n,
+                              const double *t0, const double *work, double *done, int last)
 {
     cores_t k;
     ev_queue q;
-    gsl_rng *r = rng_stream(11, 0, 1);
+    gsl_rng *r = rng_stream(11, th ? th->rep : 0, 1);
     cr_assert_not_null(r);
     cr_assert_eq(ev_init(&q, 16), 0);
     cr_assert_eq(cores_init(&k, 1, NULL, 0, TICK), 0);
     cr_assert_eq(cores_set_stack(&k, 0, NEVER, NEVER, r), 0);
     cr_assert_eq(cores_set_ticks(&k, tick, slice), 0);
+    if (th)
+        cr_assert_eq(cores_set_through(&k, th->work_ms, th->share, th->n), 0);
     for (int j = 0; j < n; j++) {
         done[j] = -1;
         cr_assert_eq(ev_push(&q, t0[j], START, (uint32_t)j, 0), 0);
@@ -511,6 +522,12 @@ static void ticks_run(double tick, double slice, int n, const double *t0, const 
     cores_free(&k);
     ev_free(&q);
     gsl_rng_free(r);
+}
+
+static void ticks_run(double tick, double slice, int n, const double *t0, const double *work,
+                      double *done, int last)
+{
+    ticks_run_through(tick, slice, NULL, n, t0, work, done, last);
 }
 
 /* Ticks need placement, a tick > 0 and a slice >= 0. */
@@ -598,6 +615,106 @@ Test(stack, ticks_match_the_closed_form)
         }
         near("wall over work", sum / n / W[w], want[w], 0.003);
     }
+}
+
+/* ---- running through (cpu.stack.through) */
+
+/* Running through needs ticks, and a table of increasing works > 0 with
+ * shares in [0, 1]. */
+Test(stack, through_needs_ticks)
+{
+    cores_t k;
+    gsl_rng *r = rng_stream(11, 0, 1);
+    static const double w[] = {1, 2}, p[] = {1, 0}, flat[] = {1, 1}, over[] = {1, 1.5};
+    cr_assert_eq(cores_init(&k, 2, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, 0, 1, 1, r), 0);
+    cr_expect_eq(cores_set_through(&k, w, p, 2), -1, "without ticks");
+    cr_assert_eq(cores_set_ticks(&k, 4, 0), 0);
+    cr_expect_eq(cores_set_through(&k, w, p, 0), -1, "an empty table");
+    cr_expect_eq(cores_set_through(&k, flat, p, 2), -1, "works not increasing");
+    cr_expect_eq(cores_set_through(&k, w, over, 2), -1, "a share over 1");
+    cr_expect_eq(cores_set_through(&k, (const double[]){0}, p, 1), -1, "a work of 0");
+    cr_expect_eq(cores_set_through(&k, w, p, 2), 0);
+    cores_free(&k);
+    gsl_rng_free(r);
+}
+
+/* Ticks at 4, 8, ...; slice 0. A never ends (from 0); B of 6 is put beside
+ * it at 40.3 and takes the core. Share 1: B runs through, 40.3-46.3. Share
+ * 0: the tick at 44 cuts B (3.7 done), A runs 44-48, B 48-50.3. */
+Test(stack, through_is_never_cut)
+{
+    double d[2];
+    static const double w[] = {1}, all[] = {1}, none[] = {0};
+    ticks_run_through(4, 0, &(through_tab){w, all, 1, 0}, 2, (const double[]){0, 40.3},
+                      (const double[]){1e12, 6}, d, 1);
+    near("B through", d[1], 46.3, 1e-12);
+    ticks_run_through(4, 0, &(through_tab){w, none, 1, 0}, 2, (const double[]){0, 40.3},
+                      (const double[]){1e12, 6}, d, 1);
+    near("B cut at 44", d[1], 50.3, 1e-12);
+}
+
+/* The closed form turncal fits (cores.h): with slice 0 an op of W put
+ * beside a job that never ends runs through with probability p(W) (1 x its
+ * time) and otherwise turns at ticks (ticks_match_the_closed_form: 2 x for
+ * slice 0 at any W), so its wall time over W is 2 - p(W). The table [1, 4]
+ * -> [0.75, 0.25]: p(0.5) = 0.75 (held), p(2) = 0.75 - 0.5 / 3 = 0.5833,
+ * p(6) = 0.25 (held): 1.25, 1.4167, 1.75. Over 4000 phases (spread evenly)
+ * and draws (a replication each): the wall over W is 1 or 1 + 4 / W
+ * (one cut) at W <= 4, so at W = 0.5 its standard error is
+ * 8 sqrt(q (1 - q)) / sqrt(4000) = 0.022 with q = 0.25 x 0.125, at W = 2
+ * 0.0128 (q = 0.2083); at W = 6 1, 5/3 or 7/3, 0.0082. The (relative)
+ * tolerances are four of them. */
+Test(stack, through_matches_the_closed_form)
+{
+    static const double W[] = {0.5, 2, 6}, want[] = {1.25, 2 - (0.75 - 0.5 / 3), 1.75};
+    static const double tol[] = {0.071, 0.037, 0.02};
+    static const double tw[] = {1, 4}, tp[] = {0.75, 0.25};
+    int n = 4000;
+    for (int w = 0; w < 3; w++) {
+        double sum = 0, d[2];
+        for (int i = 0; i < n; i++) {
+            double t0 = 40 + 4.0 * (i + 0.5) / n;
+            ticks_run_through(4, 0, &(through_tab){tw, tp, 2, (uint64_t)(i + 1)}, 2,
+                              (const double[]){0, t0}, (const double[]){1e12, W[w]}, d, 1);
+            sum += d[1] - t0;
+        }
+        near("wall over work", sum / n / W[w], want[w], tol[w]);
+    }
+}
+
+/* The loader: through: {work_ms, share} with tick_ms only; one share per
+ * work, each from 0 to 1, the works increasing. */
+Test(stack, through_keys)
+{
+    scenario_cfg c;
+    char err[512];
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.25, migrate_ms: 3.5, tick_ms: 4, "
+                                 "through: {work_ms: [0.5, 2], share: [0.9, 0.1]}}}\n",
+                            &c, err, sizeof err), "%s", err);
+    cr_expect_eq(c.cpu.nstack_through, 2);
+    near("work 1", c.cpu.stack_through_work_ms[1], 2, EXACT);
+    near("share 0", c.cpu.stack_through_share[0], 0.9, EXACT);
+    cfg_free(&c);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.25, migrate_ms: 3.5, tick_ms: 4}}\n",
+                            &c, err, sizeof err), "%s", err);
+    cr_expect_eq(c.cpu.nstack_through, 0, "none unless asked");
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, switch_ms: 3, "
+                                     "through: {work_ms: [1], share: [1]}}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.through") && strstr(err, "goes with tick_ms"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, tick_ms: 4, "
+                                     "through: {work_ms: [1, 2], share: [1]}}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.through.share") && strstr(err, "one share per work"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, tick_ms: 4, "
+                                     "through: {work_ms: [1, 2], share: [1, 1.2]}}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.through.share[1]") && strstr(err, ":5:"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, tick_ms: 4, "
+                                     "through: {work_ms: [2, 1], share: [1, 0]}}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.through.work_ms[1]") && strstr(err, "must increase"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, tick_ms: 4, "
+                                     "through: {work: [1], share: [1]}}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.through") && strstr(err, "work"), "%s", err);
 }
 
 /* The loader: tick_ms (> 0) with slice_ms (>= 0, 0 when left out), not

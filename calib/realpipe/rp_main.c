@@ -37,6 +37,7 @@
 #include "calib/realpipe/rp_cold.h"
 #include "calib/realpipe/rp_cores.h"
 #include "calib/realpipe/rp_drift.h"
+#include "calib/realpipe/rp_flow.h"
 #include "calib/realpipe/rp_overlap.h"
 #include "calib/realpipe/rp_params.h"
 #include "calib/realpipe/rp_mix.h"
@@ -123,9 +124,10 @@ static void usage(FILE *f)
         "turncal: how two runnable threads on one CPU take turns (rp_turn.h), on the last CPU:\n"
         "tick_ms, the median run of two busy loops there (a third of S (6) s); then a busy loop\n"
         "and a thread that sleeps 1 ms (and a random part of the tick) and spins W = 0.25..8 ms\n"
-        "of its own CPU time there, wall over W by W; slice_ms, the slice of the tick-turns\n"
-        "model (cut at the first tick after running slice_ms; each cut costs a tick) nearest\n"
-        "those ratios. The line turns: {tick_ms: T, slice_ms: S}.\n"
+        "of its own CPU time there, wall over W by W; the share of ops that run through (never\n"
+        "cut; the rest turn at ticks, each cut costing a tick) at each W, 2 - ratio; and the\n"
+        "slice of the tick-turns model without through nearest those ratios, for comparison.\n"
+        "The line turns: {tick_ms: T, slice_ms: 0, through: {work_ms: [W...], share: [P...]}}.\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err;\n"
         "--overlap: the real ops' times by how many other ops ran beside them (rp_overlap.h).\n"
@@ -143,8 +145,8 @@ static void usage(FILE *f)
         "        [--drift-calib FILE (driftcal --out: the machine's speed per window,\n"
         "        the scenario's cpu.speed)] [--stack-calib FILE (stackcal --out: where\n"
         "        woken ops land, the scenario's cpu.stack) [--turn-calib FILE (turncal --out:\n"
-        "        the jobs on one core turn at the scheduler's tick, cpu.stack.tick_ms and\n"
-        "        slice_ms)]] [--cold-calib FILE (coldcal\n"
+        "        the jobs on one core turn at the scheduler's tick, cpu.stack.tick_ms,\n"
+        "        slice_ms and through)]] [--cold-calib FILE (coldcal\n"
         "        --out: an op's slow-down after its core idled, the scenario's cpu.cold)]\n");
 }
 
@@ -373,33 +375,6 @@ static int read_cold_calib(const char *path, opts *o, char *err, size_t n)
     return 0;
 }
 
-/* Read "[a, b, ...]" at *s into x (at most max), moving *s past it: the
- * count, or -1. */
-static int number_list(const char **s, double *x, int max)
-{
-    const char *c = *s;
-    if (*c++ != '[')
-        return -1;
-    int n = 0;
-    for (;;) {
-        char *end;
-        if (n == max)
-            return -1;
-        x[n++] = strtod(c, &end);
-        if (end == c)
-            return -1;
-        c = end;
-        while (*c == ' ')
-            c++;
-        if (*c == ']')
-            break;
-        if (*c++ != ',')
-            return -1;
-    }
-    *s = c + 1;
-    return n;
-}
-
 /* A "stack_load: {util: [U...], share: [S...]}" line into p: 0 (also when
  * the line is another), or -1 when it is malformed. */
 static int read_stack_load(const char *line, rp_params *p)
@@ -409,11 +384,11 @@ static int read_stack_load(const char *line, rp_params *p)
         return 0;
     c += 19;
     double u[8], s[8];
-    int nu = number_list(&c, u, 8);
+    int nu = rp_flow_read(&c, u, 8);
     if (nu < 1 || strncmp(c, ", share: ", 9) != 0)
         return -1;
     c += 9;
-    int ns = number_list(&c, s, 8);
+    int ns = rp_flow_read(&c, s, 8);
     if (ns != nu || *c != '}')
         return -1;
     for (int i = 0; i < nu; i++)
@@ -425,28 +400,31 @@ static int read_stack_load(const char *line, rp_params *p)
     return 0;
 }
 
-/* The "turns: {tick_ms: T, slice_ms: S}" line of a `vlrealpipe turncal
- * --out` file: the scenario's cpu.stack turns at ticks (rp_turn.h). */
+/* The turns line of a `vlrealpipe turncal --out` file (rp_turn_parse):
+ * the scenario's cpu.stack turns at ticks and its ops running through. */
 static int read_turn_calib(const char *path, rp_params *p, char *err, size_t n)
 {
     FILE *f = open_read(path, err, n);
     if (!f)
         return -1;
-    char line[512];
+    char line[1024];
     int found = 0;
-    while (!found && fgets(line, sizeof line, f)) {
-        double t, s;
-        char end;
-        if (sscanf(line, "turns: {tick_ms: %lf, slice_ms: %lf%c", &t, &s, &end) == 3 && end == '}'
-            && t > 0 && s >= 0) {
-            p->turn_tick_ms = t;
-            p->turn_slice_ms = s;
-            found = 1;
+    rp_turns t;
+    while (!found && fgets(line, sizeof line, f))
+        found = rp_turn_parse(line, &t) == 0;
+    fclose(f);
+    if (found) {
+        p->turn_tick_ms = t.tick_ms;
+        p->turn_slice_ms = t.slice_ms;
+        p->turn_nthrough = t.nthrough;
+        for (int i = 0; i < t.nthrough; i++) {
+            p->turn_through_work_ms[i] = t.work_ms[i];
+            p->turn_through_share[i] = t.share[i];
         }
     }
-    fclose(f);
     if (!found) {
-        snprintf(err, n, "%s: no \"turns: {tick_ms: T, slice_ms: S}\" line with T > 0 and S >= 0 "
+        snprintf(err, n, "%s: no \"turns: {tick_ms: T, slice_ms: S[, through: {work_ms: [...], "
+                 "share: [...]}]}\" line with T > 0, S >= 0, works increasing and shares in [0, 1] "
                  "(expected vlrealpipe turncal --out output)", path);
         return -1;
     }
@@ -990,17 +968,28 @@ static int cmd_turncal(opts *o, char *err, size_t n)
                "# costs it tick_ms: ratio = 1 + tick E[cuts] / W = 2 - min(slice, W) / W. slice_ms\n"
                "# minimises the sum of squares over W in [0, tick_ms]. The exponential-turns model\n"
                "# (rate 1/m while the op runs, each turn m) gives 2 at every W, as does slice 0.\n"
-               "#   W_ms      n   wall_ms   ratio (se)         fit  slice0     exp  wake_ms\n",
+               "# through (rp_turn_through): with slice 0, an op beside a busy thread runs through\n"
+               "# (never cut) with probability p(W), else turns at ticks: ratio = 2 - p(W), so the\n"
+               "# share measured at W is p = 2 - ratio, held to [0, 1]; the scenario interpolates it\n"
+               "# on W (cpu.stack.through). It is what the turns line below gives the scenario.\n"
+               "#   W_ms      n   wall_ms   ratio (se)         fit  slice0     exp  wake_ms  through\n",
             r.cpu, r.seconds, RP_TURN_GAP_MS, r.interruptions, r.tick_runs, RP_TURN_DROP, r.tick_ms,
             r.tick_q1, r.tick_q3, r.period_ms, r.split_ms, RP_TURN_SLEEP_MS, RP_TURN_BLOCK_MS);
     for (int k = 0; k < RP_TURN_NW; k++)
-        fprintf(m, "# %6g %6ld %9.4f  %6.4f (%.4f)  %6.4f  %6.4f  %6.4f  %7.4f\n", r.w_ms[k], r.n[k],
-                r.wall_ms[k], r.ratio[k], r.ratio_se[k],
+        fprintf(m, "# %6g %6ld %9.4f  %6.4f (%.4f)  %6.4f  %6.4f  %6.4f  %7.4f  %7.4f\n", r.w_ms[k],
+                r.n[k], r.wall_ms[k], r.ratio[k], r.ratio_se[k],
                 rp_turn_ratio(r.w_ms[k], r.slice_ms, r.tick_ms),
-                rp_turn_ratio(r.w_ms[k], 0, r.tick_ms), 2.0, r.wake_ms[k]);
-    fprintf(m, "# sum of squares: %.6f at the fit, %.6f at slice 0, %.6f exponential\n"
-               "turns: {tick_ms: %.4f, slice_ms: %.4f}\n",
-            r.sse, r.sse0, r.sse_exp, r.tick_ms, r.slice_ms);
+                rp_turn_ratio(r.w_ms[k], 0, r.tick_ms), 2.0, r.wake_ms[k], r.through[k]);
+    fprintf(m, "# sum of squares: %.6f at the fit (slice_ms %.4f, no op through), %.6f at slice 0,\n"
+               "# %.6f exponential, %.6f through\n"
+               "turns: {tick_ms: %.4f, slice_ms: 0, through: {work_ms: ",
+            r.sse, r.slice_ms, r.sse0, r.sse_exp, r.sse_through, r.tick_ms);
+    for (int k = 0; k < RP_TURN_NW; k++)
+        fprintf(m, "%s%g", k ? ", " : "[", r.w_ms[k]);
+    fprintf(m, "], share: ");
+    for (int k = 0; k < RP_TURN_NW; k++)
+        fprintf(m, "%s%.4f", k ? ", " : "[", r.through[k]);
+    fprintf(m, "]}}\n");
     if (fclose(m) != 0) {
         free(text);
         snprintf(err, n, "out of memory");

@@ -62,6 +62,8 @@ typedef struct {
     double turn_tick_ms;       /* 0: turns as stack_switch_ms says; > 0 (vlrealpipe turncal):
                                   at ticks, cpu.stack's tick_ms, with turn_slice_ms */
     double turn_slice_ms;
+    int turn_nthrough;         /* 0: none; else the jobs running through, cpu.stack.through */
+    double turn_through_work_ms[16], turn_through_share[16];
     int nstack_load;           /* 0: stack_share throughout; else the share by utilisation */
     double stack_load_util[8], stack_load_share[8];
 } rp_params;

@@ -1,6 +1,7 @@
 /* rp_scen.c — capacity and the simulator's scenario from calibration files.
  * See rp_scen.h. Only calibration files are read here; never span files. */
 #include "calib/realpipe/rp_scen.h"
+#include "calib/realpipe/rp_flow.h"
 #include "calib/realpipe/rp_wake.h"
 
 #include <math.h>
@@ -163,19 +164,24 @@ void rp_stack_yaml(FILE *f, const rp_params *p)
 {
     fprintf(f, "stack: {share: ");
     if (p->nstack_load > 0) {          /* the share by the cores' utilisation */
-        for (int i = 0; i < p->nstack_load; i++)
-            fprintf(f, "%s%.6g", i ? ", " : "[", p->stack_load_share[i]);
-        fprintf(f, "], share_load: ");
-        for (int i = 0; i < p->nstack_load; i++)
-            fprintf(f, "%s%.6g", i ? ", " : "[", p->stack_load_util[i]);
-        fprintf(f, "]");
+        rp_flow_write(f, p->stack_load_share, p->nstack_load);
+        fprintf(f, ", share_load: ");
+        rp_flow_write(f, p->stack_load_util, p->nstack_load);
     } else {
         fprintf(f, "%.6g", p->stack_share);
     }
     fprintf(f, ", migrate_ms: %.6g, pull_ms: %.6g", p->stack_migrate_ms, p->stack_pull_ms);
-    if (p->turn_tick_ms > 0)           /* turns at the scheduler's tick (rp_turn.h) */
-        fprintf(f, ", tick_ms: %.6g, slice_ms: %.6g}", p->turn_tick_ms, p->turn_slice_ms);
-    else
+    if (p->turn_tick_ms > 0) {         /* turns at the scheduler's tick (rp_turn.h) */
+        fprintf(f, ", tick_ms: %.6g, slice_ms: %.6g", p->turn_tick_ms, p->turn_slice_ms);
+        if (p->turn_nthrough > 0) {    /* and ops running through */
+            fprintf(f, ", through: {work_ms: ");
+            rp_flow_write(f, p->turn_through_work_ms, p->turn_nthrough);
+            fprintf(f, ", share: ");
+            rp_flow_write(f, p->turn_through_share, p->turn_nthrough);
+            fprintf(f, "}");
+        }
+        fprintf(f, "}");
+    } else
         fprintf(f, ", switch_ms: %.6g}", p->stack_switch_ms);
 }
 

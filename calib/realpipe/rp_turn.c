@@ -20,6 +20,7 @@
 #include <gsl/gsl_statistics_double.h>
 
 #include "calib/realpipe/rp_clock.h"
+#include "calib/realpipe/rp_flow.h"
 #include "calib/realpipe/rp_vec.h"
 
 const double rp_turn_w_ms[RP_TURN_NW] = {0.25, 0.5, 1, 2, 4, 8};
@@ -43,6 +44,46 @@ double rp_turn_ratio(double w_ms, double slice_ms, double tick_ms)
         cuts = m + (rest < 0 ? 0 : rest > 1 ? 1 : rest);
     }
     return 1 + tick_ms * cuts / w_ms;
+}
+
+double rp_turn_through(double ratio)
+{
+    if (!isfinite(ratio))
+        return NAN;
+    double p = 2 - ratio;
+    return p < 0 ? 0 : p > 1 ? 1 : p;
+}
+
+int rp_turn_parse(const char *line, rp_turns *t)
+{
+    static const char through[] = ", through: {work_ms: ", share[] = ", share: ";
+    rp_turns r = {0};
+    int at = -1;
+    if (!line || sscanf(line, "turns: {tick_ms: %lf, slice_ms: %lf%n", &r.tick_ms, &r.slice_ms, &at) != 2
+        || at < 0 || !(r.tick_ms > 0) || !isfinite(r.tick_ms) || !(r.slice_ms >= 0)
+        || !isfinite(r.slice_ms))
+        return -1;
+    const char *c = line + at;
+    if (strncmp(c, through, sizeof through - 1) == 0) {
+        c += sizeof through - 1;
+        if ((r.nthrough = rp_flow_read(&c, r.work_ms, RP_TURN_MAX_THROUGH)) < 1
+            || strncmp(c, share, sizeof share - 1) != 0)
+            return -1;
+        c += sizeof share - 1;
+        if (rp_flow_read(&c, r.share, RP_TURN_MAX_THROUGH) != r.nthrough || *c++ != '}')
+            return -1;
+        for (int i = 0; i < r.nthrough; i++)
+            if (!(r.work_ms[i] > (i ? r.work_ms[i - 1] : 0)) || !(r.share[i] >= 0 && r.share[i] <= 1))
+                return -1;
+    }
+    if (*c++ != '}')
+        return -1;
+    while (*c == ' ' || *c == '\t' || *c == '\n' || *c == '\r')
+        c++;
+    if (*c)
+        return -1;
+    *t = r;
+    return 0;
 }
 
 static double sum_sq(const double *w, const double *ratio, int n, double slice, double tick)
@@ -423,7 +464,11 @@ int rp_turn_run(double seconds, rp_turn_result *r, char *err, size_t errlen)
         return -1;
     }
     r->sse0 = sum_sq(r->w_ms, r->ratio, RP_TURN_NW, 0, r->tick_ms);
-    for (int k = 0; k < RP_TURN_NW; k++)
+    for (int k = 0; k < RP_TURN_NW; k++) {
         r->sse_exp += (2 - r->ratio[k]) * (2 - r->ratio[k]);
+        r->through[k] = rp_turn_through(r->ratio[k]);
+        double d = 2 - r->through[k] - r->ratio[k];
+        r->sse_through += d * d;
+    }
     return 0;
 }

@@ -80,6 +80,9 @@ typedef struct {
     double sse;                    /* the sum of squares at the fit */
     double sse0;                   /* at slice 0 */
     double sse_exp;                /* of the exponential-turns model (ratio 2 at every W) */
+    double through[RP_TURN_NW];    /* the share of the ops running through (rp_turn_through) */
+    double sse_through;            /* the through model's sum of squares (0 with every
+                                      ratio in [1, 2]) */
 } rp_turn_result;
 
 /* The tick model's expected wall over CPU time of an op of w_ms of CPU on a
@@ -103,8 +106,33 @@ double rp_turn_ratio(double w_ms, double slice_ms, double tick_ms);
  * n >= 1, 0 < tick <= 1000, every w > 0 and every ratio finite. */
 int rp_turn_fit(const double *w, const double *ratio, int n, double tick, double *slice, double *sse);
 
+/* The step the sweep shows (ops of up to 0.5 ms about 1 x, of 2 ms and more
+ * about 2 x on the VM) is sharper than any slice gives. The through model:
+ * with slice 0, an op put beside a busy job runs through (never cut, 1 x)
+ * with probability p, else turns at ticks (2 x at every w, as above), so
+ * ratio(w) = 2 - p(w), and the share measured at w is p = 2 - ratio(w),
+ * clamped to [0, 1]. NAN unless ratio is finite. */
+double rp_turn_through(double ratio);
+
+/* The line turncal's file ends with, what the scenario's cpu.stack takes:
+ * "turns: {tick_ms: T, slice_ms: S}" or, with ops running through,
+ * "turns: {tick_ms: T, slice_ms: S, through: {work_ms: [W, ...], share:
+ * [P, ...]}}" (numbers as strtod reads them, ", " between). */
+#define RP_TURN_MAX_THROUGH 16
+typedef struct {
+    double tick_ms, slice_ms;
+    int nthrough;                  /* 0: no through part */
+    double work_ms[RP_TURN_MAX_THROUGH], share[RP_TURN_MAX_THROUGH];
+} rp_turns;
+
+/* Read such a line (trailing white space allowed): 0, or -1 (*t unset)
+ * when it is not one, or T <= 0, S < 0, the lists differ in length or
+ * hold more than RP_TURN_MAX_THROUGH, a work is not above the one before
+ * (nor > 0), or a share is outside [0, 1]. */
+int rp_turn_parse(const char *line, rp_turns *t);
+
 /* Measure both parts for `seconds` in all (a third the tick, the rest the
- * sweep) and fit the slice. 0, or -1 and a message: seconds not > 0, a
+ * sweep), fit the slice and take the through shares. 0, or -1 and a message: seconds not > 0, a
  * thread that cannot start or be pinned to the CPU, or a part with no
  * sample (run longer). */
 int rp_turn_run(double seconds, rp_turn_result *r, char *err, size_t errlen);

@@ -67,8 +67,9 @@
 # shows the same loads with the cores pooled, results-pooled.csv), TURN_S (6):
 # turncal's seconds (with stackcal; 0: no turncal, and the jobs on one core turn
 # after exponential waits, stackcal's switch_ms; with it, they turn at the
-# scheduler's tick, cpu.stack.tick_ms and slice_ms, and the report also shows the
-# same loads with the exponential turns, results-expturns.csv), COLD_S (30):
+# scheduler's tick, cpu.stack.tick_ms, an op put beside a busy one running through
+# with turncal's share at its length, cpu.stack.through, and the report also shows
+# the same loads with the exponential turns, results-expturns.csv), COLD_S (30):
 # coldcal's seconds (0: no coldcal; with it, the prediction says how much slower an
 # op runs after its core idled, cpu.cold, and the report also shows the same loads
 # without it, results-warm.csv),
@@ -697,12 +698,13 @@ elapsed=$(( $(date +%s) - t_start ))
   if [ "$TURN_S" != 0 ]; then
     echo "## The same loads with exponential turns"
     echo
-    echo "The prediction's cores turn at the scheduler's tick (cpu.stack.tick_ms, slice_ms:"
+    echo "The prediction's cores turn at the scheduler's tick (cpu.stack.tick_ms and through:"
     echo "vlrealpipe turncal, ${TURN_S} s before the load points, apart from the pipeline): while a"
-    echo "core holds two or more jobs, the running one keeps it until the first tick after it"
-    echo "has had it for slice_ms, so a short op beside a busy thread is seldom cut. turncal"
-    echo "pins a busy thread and a thread that sleeps 1 ms and then runs an op of W ms to one"
-    echo "CPU and compares each op's wall time over W with that model's closed form:"
+    echo "core holds two or more jobs, the running one keeps it until the next tick, except that"
+    echo "an op put beside a busy one runs through (never cut) with the share turncal measured"
+    echo "at its length (interpolated). turncal pins a busy thread and a thread that sleeps 1 ms"
+    echo "and then runs an op of W ms to one CPU; an op's wall time over W is 2 - share(W) in"
+    echo "that model, and the slice model's closed form (no op through) is shown beside:"
     echo
     grep '^#\|^turns' "$WORK/calib/turncal.yaml" | sed 's/^# \{0,1\}/    /; s/^turns/    turns/'
     echo

@@ -1470,18 +1470,18 @@ Test(realpipe, stackcal_run_and_scenario, .timeout = 120)
     close_to("scenario switch_ms", c.cpu.stack_switch_ms, 2.5);
     close_to("no tick without turncal", c.cpu.stack_tick_ms, 0);
     cfg_free(&c);
-    p.turn_tick_ms = 3.98;             /* turncal's: turns at ticks instead */
-    p.turn_slice_ms = 0.625;
+    p.turns.tick_ms = 3.98;            /* turncal's: turns at ticks instead */
+    p.turns.slice_ms = 0.625;
     fixture_scenario(&p, 1, NULL, 0, &cap, &c);
     close_to("scenario tick_ms", c.cpu.stack_tick_ms, 3.98);
     close_to("scenario slice_ms", c.cpu.stack_slice_ms, 0.625);
     close_to("no exponential turns beside the ticks", c.cpu.stack_switch_ms, 0);
     cr_expect_eq(c.cpu.nstack_through, 0, "no op through unless turncal says");
     cfg_free(&c);
-    p.turn_slice_ms = 0;               /* turncal's through shares */
-    p.turn_nthrough = 3;
-    memcpy(p.turn_through_work_ms, (const double[]){0.5, 1, 2}, 3 * sizeof(double));
-    memcpy(p.turn_through_share, (const double[]){0.99, 0.79, 0.03}, 3 * sizeof(double));
+    p.turns.slice_ms = 0;              /* turncal's through shares */
+    p.turns.nthrough = 3;
+    memcpy(p.turns.work_ms, (const double[]){0.5, 1, 2}, 3 * sizeof(double));
+    memcpy(p.turns.share, (const double[]){0.99, 0.79, 0.03}, 3 * sizeof(double));
     fixture_scenario(&p, 1, NULL, 0, &cap, &c);
     cr_expect_eq(c.cpu.nstack_through, 3);
     close_to("scenario through work", c.cpu.stack_through_work_ms[1], 1);

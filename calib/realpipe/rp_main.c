@@ -413,15 +413,8 @@ static int read_turn_calib(const char *path, rp_params *p, char *err, size_t n)
     while (!found && fgets(line, sizeof line, f))
         found = rp_turn_parse(line, &t) == 0;
     fclose(f);
-    if (found) {
-        p->turn_tick_ms = t.tick_ms;
-        p->turn_slice_ms = t.slice_ms;
-        p->turn_nthrough = t.nthrough;
-        for (int i = 0; i < t.nthrough; i++) {
-            p->turn_through_work_ms[i] = t.work_ms[i];
-            p->turn_through_share[i] = t.share[i];
-        }
-    }
+    if (found)
+        p->turns = t;
     if (!found) {
         snprintf(err, n, "%s: no \"turns: {tick_ms: T, slice_ms: S[, through: {work_ms: [...], "
                  "share: [...]}]}\" line with T > 0, S >= 0, works increasing and shares in [0, 1] "
@@ -611,7 +604,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             return -1;
         }
     }
-    if (o->p.turn_tick_ms > 0 && !o->p.has_stack) {
+    if (o->p.turns.tick_ms > 0 && !o->p.has_stack) {
         snprintf(err, n, "--turn-calib needs --stack-calib: the turns are those of jobs placed on cores");
         return -1;
     }
@@ -984,12 +977,10 @@ static int cmd_turncal(opts *o, char *err, size_t n)
                "# %.6f exponential, %.6f through\n"
                "turns: {tick_ms: %.4f, slice_ms: 0, through: {work_ms: ",
             r.sse, r.slice_ms, r.sse0, r.sse_exp, r.sse_through, r.tick_ms);
-    for (int k = 0; k < RP_TURN_NW; k++)
-        fprintf(m, "%s%g", k ? ", " : "[", r.w_ms[k]);
-    fprintf(m, "], share: ");
-    for (int k = 0; k < RP_TURN_NW; k++)
-        fprintf(m, "%s%.4f", k ? ", " : "[", r.through[k]);
-    fprintf(m, "]}}\n");
+    rp_flow_write(m, r.w_ms, RP_TURN_NW);
+    fprintf(m, ", share: ");
+    rp_flow_write(m, r.through, RP_TURN_NW);
+    fprintf(m, "}}\n");
     if (fclose(m) != 0) {
         free(text);
         snprintf(err, n, "out of memory");

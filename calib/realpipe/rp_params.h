@@ -7,6 +7,7 @@
 #define VL_RP_PARAMS_H
 
 #include <stdint.h>
+#include "calib/realpipe/rp_turn.h"
 
 typedef struct {
     /* workload */
@@ -59,11 +60,8 @@ typedef struct {
     int has_stack;             /* 1: jobs placed on cores (vlrealpipe stackcal): cpu.stack */
     double stack_share, stack_migrate_ms, stack_pull_ms;
     double stack_switch_ms;    /* 0: the jobs on a core share it; > 0: they take turns */
-    double turn_tick_ms;       /* 0: turns as stack_switch_ms says; > 0 (vlrealpipe turncal):
-                                  at ticks, cpu.stack's tick_ms, with turn_slice_ms */
-    double turn_slice_ms;
-    int turn_nthrough;         /* 0: none; else the jobs running through, cpu.stack.through */
-    double turn_through_work_ms[16], turn_through_share[16];
+    rp_turns turns;            /* tick_ms 0: turns as stack_switch_ms says; > 0 (vlrealpipe
+                                  turncal): at ticks, cpu.stack's tick_ms, slice_ms, through */
     int nstack_load;           /* 0: stack_share throughout; else the share by utilisation */
     double stack_load_util[8], stack_load_share[8];
 } rp_params;

@@ -171,13 +171,14 @@ void rp_stack_yaml(FILE *f, const rp_params *p)
         fprintf(f, "%.6g", p->stack_share);
     }
     fprintf(f, ", migrate_ms: %.6g, pull_ms: %.6g", p->stack_migrate_ms, p->stack_pull_ms);
-    if (p->turn_tick_ms > 0) {         /* turns at the scheduler's tick (rp_turn.h) */
-        fprintf(f, ", tick_ms: %.6g, slice_ms: %.6g", p->turn_tick_ms, p->turn_slice_ms);
-        if (p->turn_nthrough > 0) {    /* and ops running through */
+    const rp_turns *t = &p->turns;
+    if (t->tick_ms > 0) {              /* turns at the scheduler's tick (rp_turn.h) */
+        fprintf(f, ", tick_ms: %.6g, slice_ms: %.6g", t->tick_ms, t->slice_ms);
+        if (t->nthrough > 0) {         /* and ops running through */
             fprintf(f, ", through: {work_ms: ");
-            rp_flow_write(f, p->turn_through_work_ms, p->turn_nthrough);
+            rp_flow_write(f, t->work_ms, t->nthrough);
             fprintf(f, ", share: ");
-            rp_flow_write(f, p->turn_through_share, p->turn_nthrough);
+            rp_flow_write(f, t->share, t->nthrough);
             fprintf(f, "}");
         }
         fprintf(f, "}");

@@ -132,9 +132,9 @@ typedef struct {
 int rp_turn_parse(const char *line, rp_turns *t);
 
 /* Measure both parts for `seconds` in all (a third the tick, the rest the
- * sweep), fit the slice and take the through shares. 0, or -1 and a message: seconds not > 0, a
- * thread that cannot start or be pinned to the CPU, or a part with no
- * sample (run longer). */
+ * sweep), fit the slice and take the through shares. 0, or -1 and a
+ * message: seconds not > 0, a thread that cannot start or be pinned to the
+ * CPU, or a part with no sample (run longer). */
 int rp_turn_run(double seconds, rp_turn_result *r, char *err, size_t errlen);
 
 #endif

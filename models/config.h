@@ -235,9 +235,7 @@ typedef struct {
                                 the switch), a job of its own beside the stages' */
     int has_timer;           /* timer_ms given */
     double timer_ms;         /* >= 0: how late a timed wait wakes */
-    int source_timer;        /* source: timer — frames are released by a thread on the cores
-                                sleeping until each one's time: each enters the first stage
-                                timer_ms late (its latency still counts from its time) */
+    int source;              /* CPU_SOURCE_*: how frames reach the first stage (below) */
     uint64_t stage_mask;     /* bit s: stage s's servers (on a GPU stage, the GPU's batches
                                 of it) are threads on the cores; default every stage */
     int nspeed;              /* 0: the cores at one speed; else cpu.speed's factors */
@@ -272,6 +270,15 @@ typedef struct {
     double cold_factor[CFG_MAX_COLD];    /* > 0: its next job's work is multiplied by this
                                             (interpolated, held at the ends) */
 } cpu_cfg;
+
+/* cpu.source: ideal — each frame enters the first stage at its time; timer — a
+ * thread on the cores per stream sleeps until each frame's time and wakes
+ * timer_ms late (its latency still counts from its time), so frames of
+ * different streams due close together may enter in any order; one_thread —
+ * one thread releases every stream's frames in time order: it sleeps until the
+ * next frame's time, wakes late as timer does, and hands over every frame due
+ * by then, in order, before it sleeps again (the real pipeline's source). */
+enum { CPU_SOURCE_IDEAL, CPU_SOURCE_TIMER, CPU_SOURCE_ONE_THREAD };
 
 /* How late a timed wait on the cores wakes: timer_ms, or wake_ms when not given. */
 static inline double cpu_timer_ms(const cpu_cfg *u)

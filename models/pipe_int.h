@@ -48,6 +48,8 @@ typedef struct {
     gsl_rng *keep_rng;     /* KEEP_RATIO decisions */
     gsl_rng *jit_rng;      /* jitter sources: retransmits, cache misses */
     fifo_t q;              /* workers: the queue */
+    fifo_t woken_for;      /* cpu workers: the items threads are being woken for, oldest
+                              first; a thread that wakes takes the oldest */
     fifo_t *gq;            /* GPU: one queue per GPU */
     fifo_t *active;        /* decode: the sequences being generated, per GPU */
     double *step_ready;    /* decode: when the active set's last step ended, per GPU */
@@ -139,6 +141,9 @@ typedef struct {
     double held_core_t;
     struct held_wake *held;      /* cpu: woken threads queued behind a running job, a FIFO ring */
     size_t held_head, held_n, held_cap;
+    fifo_t src_due;              /* cpu.source one_thread: the frames due, not yet handed over,
+                                    in time order */
+    int src_waking;              /* cpu.source one_thread: its thread's wake-up is on its way */
 } pipe_t;
 
 /* Stage s's threads run on the shared cores (cpu: in the scenario). */

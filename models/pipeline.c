@@ -529,7 +529,11 @@ static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now)
     if (stn->busy < c->servers) {
         if (pipe_wakes(p, s)) {        /* cpu: wake a sleeping thread */
             stn->busy++;
-            pipe_wake(p, from, now, EV_WOKEN, (uint32_t)s, i);
+            if (pipe_fifo_push(&stn->woken_for, i) != 0) {
+                pipe_fail(p, "out of memory growing a queue");
+                return;
+            }
+            pipe_wake(p, from, now, EV_WOKEN, (uint32_t)s, 0);
             return;
         }
         start_service(p, s, i, now, -1);
@@ -549,11 +553,21 @@ static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now)
     tw_set(&stn->qlen, now, (double)stn->waiting);
 }
 
-/* A worker at stage s is free: give it the next waiting item that is not stale. */
-static void next_from_queue(pipe_t *p, int s, double now)
+/* A worker at stage s is free: give it the next waiting item that is not
+ * stale, on `core` (-1: the cores place it). cpu: an item a sleeping thread
+ * is being woken for is older than every queued one (it was handed over
+ * while a thread was free), so a thread going on takes it first, as a real
+ * one pops the queue's head; the woken thread then takes what is left
+ * (woken). Returns 1 if it started one. */
+static int next_item(pipe_t *p, int s, double now, int core)
 {
     station_t *stn = &p->stn[s];
+    if (stn->woken_for.n > 0) {
+        start_service(p, s, pipe_fifo_pop(&stn->woken_for), now, core);
+        return 1;
+    }
     size_t before = stn->q.n;
+    int started = 0;
     while (stn->q.n > 0) {
         uint32_t i = pipe_fifo_pop(&stn->q);
         stn->waiting--;
@@ -562,11 +576,18 @@ static void next_from_queue(pipe_t *p, int s, double now)
             pipe_drop(p, i);
             continue;
         }
-        start_service(p, s, i, now, cores_freed_core(&p->cores, now));   /* it goes on */
+        start_service(p, s, i, now, core);
+        started = 1;
         break;
     }
     if (stn->q.n != before)
         tw_set(&stn->qlen, now, (double)stn->waiting);
+    return started;
+}
+
+static void next_from_queue(pipe_t *p, int s, double now)
+{
+    next_item(p, s, now, cores_freed_core(&p->cores, now));   /* it goes on */
 }
 
 /* cpu.stack: the core a woken thread starting now takes: the ended job's
@@ -579,11 +600,16 @@ int pipe_held_core(pipe_t *p, double now)
     return core;
 }
 
-/* cpu: the thread woken for item i at stage s is running. */
-static void woken(pipe_t *p, int s, uint32_t i, double now)
+/* cpu: a thread woken at stage s is running: it takes the oldest item
+ * waiting there, whichever of the woken threads runs first (a real one pops
+ * the queue's head), or, a thread going on having taken it, goes back to
+ * sleep. */
+static void woken(pipe_t *p, int s, double now)
 {
-    p->stn[s].busy--;                  /* start_service counts it again */
-    start_service(p, s, i, now, pipe_held_core(p, now));
+    station_t *stn = &p->stn[s];
+    stn->busy--;                       /* start_service counts it again */
+    if (!next_item(p, s, now, pipe_held_core(p, now)))
+        tw_set(&stn->busy_tw, now, stn->busy);
 }
 
 static void depart(pipe_t *p, int s, uint32_t i, double now)
@@ -703,13 +729,41 @@ static void arrive(pipe_t *p, uint32_t j, double now)
         }
     }
     const cpu_cfg *u = &p->cfg->cpu;
-    if (u->cores > 0 && u->source_timer
+    if (u->cores > 0 && u->source != CPU_SOURCE_IDEAL
         && (cpu_timer_ms(u) > 0 || u->ntimer_busy > 0 || u->ntimer_held > 0)) {
-        /* cpu: the camera thread wakes late from its sleep until this frame's time */
-        pipe_timer_wake(p, now, EV_SOURCED, 0, i);
+        if (u->source == CPU_SOURCE_TIMER) {
+            /* cpu: the stream's camera thread wakes late from its sleep until
+             * this frame's time */
+            pipe_timer_wake(p, now, EV_SOURCED, 0, i);
+            return;
+        }
+        /* cpu: the one source thread; asleep, it wakes late for this frame;
+         * awake already (late for an earlier one), it hands this one over
+         * with that one, after it */
+        if (pipe_fifo_push(&p->src_due, i) != 0) {
+            pipe_fail(p, "out of memory growing the source's frames");
+            return;
+        }
+        if (!p->src_waking) {
+            p->src_waking = 1;
+            pipe_timer_wake(p, now, EV_SOURCED, 1, 0);
+        }
         return;
     }
     enter_stage(p, -1, p->first_frame, i, now);
+}
+
+/* cpu.source: a camera thread woke: frame b enters (timer), or (one_thread,
+ * a = 1) every frame due by now, in time order. */
+static void sourced(pipe_t *p, uint32_t a, uint64_t b, double now)
+{
+    if (!a) {
+        enter_stage(p, -1, p->first_frame, (uint32_t)b, now);
+        return;
+    }
+    while (p->src_due.n > 0 && !p->failed)
+        enter_stage(p, -1, p->first_frame, pipe_fifo_pop(&p->src_due), now);
+    p->src_waking = 0;
 }
 
 /* Queries and proactive triggers: one Poisson process over all streams at
@@ -924,6 +978,7 @@ static void pipe_free(pipe_t *p)
             if (p->stn[s].jit_rng)
                 gsl_rng_free(p->stn[s].jit_rng);
             free(p->stn[s].q.buf);
+            free(p->stn[s].woken_for.buf);
             free(p->stn[s].scene_next);
             free(p->stn[s].scene_left);
         }
@@ -941,6 +996,7 @@ static void pipe_free(pipe_t *p)
     if (p->place_rng)
         gsl_rng_free(p->place_rng);
     free(p->held);
+    free(p->src_due.buf);
     ev_free(&p->evq);
 }
 
@@ -1178,9 +1234,9 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
         case EV_CORES:    if (cores_event(&p.cores, &p.evq, now, e.a, e.b) != 0)
                               pipe_fail(&p, "out of memory growing the event list");
                           continue;
-        case EV_WOKEN:    woken(&p, (int)e.a, (uint32_t)e.b, now); continue;
+        case EV_WOKEN:    woken(&p, (int)e.a, now); continue;
         case EV_HANDOFF:  handoff_done(&p, e.a, now); continue;
-        case EV_SOURCED:  enter_stage(&p, -1, p.first_frame, (uint32_t)e.b, now); continue;
+        case EV_SOURCED:  sourced(&p, e.a, e.b, now); continue;
         case EV_SPEED:    if (speed_window(&p, now, e.b) != 0)
                               pipe_fail(&p, "out of memory growing the event list");
                           continue;

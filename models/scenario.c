@@ -2459,7 +2459,7 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
     static const char *const keys[] = {"cores", "wake_ms", "wake_busy", "wake_held", "handoff_ms",
                                        "timer_ms", "timer_busy", "timer_held", "source", "stages",
                                        "speedup", "speed", "stack", "cold", NULL};
-    static const char *const sources[] = {"ideal", "timer", NULL};
+    static const char *const sources[] = {"ideal", "timer", "one_thread", NULL};   /* CPU_SOURCE_* */
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
     const yaml_node_t *v;
@@ -2478,7 +2478,7 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
             return -1;
         u->has_timer = 1;
     }
-    if ((v = get(ld, map, "source")) && read_enum(ld, v, "cpu.source", sources, &u->source_timer))
+    if ((v = get(ld, map, "source")) && read_enum(ld, v, "cpu.source", sources, &u->source))
         return -1;
     const yaml_node_t *sp = get(ld, map, "speedup");
     if (sp) {                          /* [s1, s2, ...]: 0 < s_n <= min(n, cores) */

@@ -163,7 +163,7 @@ static void wake_case(double timer_ms, int source_timer, double encode_wait, dou
     c.cpu.wake_ms = 0.5;
     c.cpu.has_timer = timer_ms >= 0;
     c.cpu.timer_ms = timer_ms >= 0 ? timer_ms : 0;
-    c.cpu.source_timer = source_timer;
+    c.cpu.source = source_timer;
     c.cpu.stage_mask = 3;
     rep_stats rs;
     rep1(&c, &rs);
@@ -282,11 +282,11 @@ Test(cores, scenario_keys)
     cr_expect(strstr(err, "cpu.speedup") && strstr(err, "expected a list"), "%s", err);
     cr_assert_null(load_err(BASE "cpu: {cores: 2, wake_ms: 0.01, timer_ms: 0.04, source: timer}\n",
                             &c, err, sizeof err), "%s", err);
-    cr_expect(c.cpu.has_timer && c.cpu.source_timer == 1, "timer_ms and source: timer read");
+    cr_expect(c.cpu.has_timer && c.cpu.source == CPU_SOURCE_TIMER, "timer_ms and source: timer read");
     near("timer_ms", cpu_timer_ms(&c.cpu), 0.04, EXACT);
     cfg_free(&c);
     cr_assert_null(load_err(BASE "cpu: {cores: 2, wake_ms: 0.01}\n", &c, err, sizeof err), "%s", err);
-    cr_expect(!c.cpu.has_timer && c.cpu.source_timer == 0, "no timer, ideal source by default");
+    cr_expect(!c.cpu.has_timer && c.cpu.source == CPU_SOURCE_IDEAL, "no timer, ideal source by default");
     near("timed waits wake wake_ms late without timer_ms", cpu_timer_ms(&c.cpu), 0.01, EXACT);
     cfg_free(&c);
     cr_assert_not_null(load_err(BASE "cpu: {cores: 2, timer_ms: -0.5}\n", &c, err, sizeof err));

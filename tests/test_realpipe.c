@@ -336,7 +336,8 @@ Test(realpipe, scenario_with_phases)
     close_to("run 2, stream 0", c.workload.phase_ms[2], 0);
     close_to("run 2, stream 1", c.workload.phase_ms[3], 42);
     close_to("handoff_ms", c.cpu.handoff_ms, 0.0213);
-    cr_expect(c.cpu.has_timer && c.cpu.source_timer, "a timer gives timer_ms and source: timer");
+    cr_expect(c.cpu.has_timer && c.cpu.source == CPU_SOURCE_ONE_THREAD,
+              "a timer gives timer_ms and source: one_thread (the one release thread)");
     close_to("timer_ms", c.cpu.timer_ms, 0.0311);
     cfg_free(&c);
 }
@@ -361,7 +362,7 @@ Test(realpipe, scenario_from_calibration)
     cr_expect_eq(c.cpu.cores, 2);
     close_to("wake", c.cpu.wake_ms, 0.004);
     close_to("no handoff cost given: none", c.cpu.handoff_ms, 0);
-    cr_expect(!c.cpu.has_timer && !c.cpu.source_timer, "no timer given: none, frames on time");
+    cr_expect(!c.cpu.has_timer && !c.cpu.source, "no timer given: none, frames on time");
     cr_assert_eq(c.nstages, 7);
     const char *names[] = {"decode", "sample", "encode", "reduce", "llm_prefill", "llm_decode", "response"};
     for (int s = 0; s < 7; s++)

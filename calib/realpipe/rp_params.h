@@ -41,7 +41,7 @@ typedef struct {
     double wake_ms;
     double handoff_ms;         /* the CPU one handoff costs (vlcalib wakeup's cpu_ms); 0: none */
     double timer_ms;           /* how late a timed wait wakes (vlcalib wakeup's timer); 0: none.
-                                  The scenario then also says source: timer (the release thread) */
+                                  The scenario then also says source: one_thread (the release thread) */
     int nspeedup;              /* 0: none; else the cores' measured speed-up (vlcalib wakeup --ring) */
     double speedup[16];
     int nwake_busy;            /* 0: none; else the wake-up by ops running beside it, in this many

@@ -209,8 +209,8 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
     fprintf(f, "cpu: {cores: %d, wake_ms: %.9g, ", p->cores, p->wake_ms);
     if (p->handoff_ms > 0)
         fprintf(f, "handoff_ms: %.9g, ", p->handoff_ms);
-    if (p->timer_ms > 0)   /* the batch timeout's timed wait, and the release thread's */
-        fprintf(f, "timer_ms: %.9g, source: timer, ", p->timer_ms);
+    if (p->timer_ms > 0)   /* the batch timeout's timed wait, and the one release thread's */
+        fprintf(f, "timer_ms: %.9g, source: one_thread, ", p->timer_ms);
     if (p->nspeedup > 0) {
         fprintf(f, "speedup: [");
         for (int k = 0; k < p->nspeedup; k++)

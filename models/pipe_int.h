@@ -142,8 +142,7 @@ typedef struct {
     struct held_wake *held;      /* cpu: woken threads queued behind a running job, a FIFO ring */
     size_t held_head, held_n, held_cap;
     fifo_t src_due;              /* cpu.source one_thread: the frames due, not yet handed over,
-                                    in time order */
-    int src_waking;              /* cpu.source one_thread: its thread's wake-up is on its way */
+                                    in time order; not empty exactly while its thread wakes */
 } pipe_t;
 
 /* Stage s's threads run on the shared cores (cpu: in the scenario). */

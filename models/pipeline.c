@@ -744,26 +744,23 @@ static void arrive(pipe_t *p, uint32_t j, double now)
             pipe_fail(p, "out of memory growing the source's frames");
             return;
         }
-        if (!p->src_waking) {
-            p->src_waking = 1;
-            pipe_timer_wake(p, now, EV_SOURCED, 1, 0);
-        }
+        if (p->src_due.n == 1)         /* it was asleep: frames wait only while it wakes */
+            pipe_timer_wake(p, now, EV_SOURCED, 0, 0);
         return;
     }
     enter_stage(p, -1, p->first_frame, i, now);
 }
 
-/* cpu.source: a camera thread woke: frame b enters (timer), or (one_thread,
- * a = 1) every frame due by now, in time order. */
-static void sourced(pipe_t *p, uint32_t a, uint64_t b, double now)
+/* cpu.source: a camera thread woke: frame i enters (timer), or (one_thread)
+ * every frame due by now, in time order. */
+static void sourced(pipe_t *p, uint32_t i, double now)
 {
-    if (!a) {
-        enter_stage(p, -1, p->first_frame, (uint32_t)b, now);
+    if (p->cfg->cpu.source == CPU_SOURCE_TIMER) {
+        enter_stage(p, -1, p->first_frame, i, now);
         return;
     }
     while (p->src_due.n > 0 && !p->failed)
         enter_stage(p, -1, p->first_frame, pipe_fifo_pop(&p->src_due), now);
-    p->src_waking = 0;
 }
 
 /* Queries and proactive triggers: one Poisson process over all streams at
@@ -1236,7 +1233,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
                           continue;
         case EV_WOKEN:    woken(&p, (int)e.a, now); continue;
         case EV_HANDOFF:  handoff_done(&p, e.a, now); continue;
-        case EV_SOURCED:  sourced(&p, e.a, e.b, now); continue;
+        case EV_SOURCED:  sourced(&p, (uint32_t)e.b, now); continue;
         case EV_SPEED:    if (speed_window(&p, now, e.b) != 0)
                               pipe_fail(&p, "out of memory growing the event list");
                           continue;

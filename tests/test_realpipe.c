@@ -362,7 +362,7 @@ Test(realpipe, scenario_from_calibration)
     cr_expect_eq(c.cpu.cores, 2);
     close_to("wake", c.cpu.wake_ms, 0.004);
     close_to("no handoff cost given: none", c.cpu.handoff_ms, 0);
-    cr_expect(!c.cpu.has_timer && !c.cpu.source, "no timer given: none, frames on time");
+    cr_expect(!c.cpu.has_timer && c.cpu.source == CPU_SOURCE_IDEAL, "no timer given: none, frames on time");
     cr_assert_eq(c.nstages, 7);
     const char *names[] = {"decode", "sample", "encode", "reduce", "llm_prefill", "llm_decode", "response"};
     for (int s = 0; s < 7; s++)

@@ -70,6 +70,12 @@ Test(source, going_on_takes_the_woken_item)
     cfg_free(&c);
 }
 
+static int by_arrival(const void *x, const void *y)
+{
+    double a = *(const double *)x, b = *(const double *)y;
+    return (a > b) - (a < b);
+}
+
 /* Replication 0's decode rows (trace) of a run, by frame: arrive, enqueue,
  * start. Counts the adjacent pairs (in arrival order) whose enqueue or start
  * is out of that order. */
@@ -101,14 +107,7 @@ static void order_of(const scenario_cfg *c, int *enq_out, int *start_out, int *p
         row[n][2] = s;
         n++;
     }
-    /* rows come in the order frames end; put them in arrival order */
-    for (size_t i = 1; i < n; i++)
-        for (size_t j = i; j > 0 && row[j][0] < row[j - 1][0]; j--) {
-            double t[3];
-            memcpy(t, row[j], sizeof t);
-            memcpy(row[j], row[j - 1], sizeof t);
-            memcpy(row[j - 1], t, sizeof t);
-        }
+    qsort(row, n, sizeof *row, by_arrival);   /* rows come in the order frames end */
     *enq_out = *start_out = 0;
     for (size_t i = 1; i < n; i++) {
         *enq_out += row[i][1] < row[i - 1][1];

@@ -125,7 +125,7 @@ test: deps
 	@$(MAKE) --no-print-directory test-unit
 	@$(MAKE) --no-print-directory test-asan
 
-test-unit: vlsim vlcalib cuda-check $(B)/tests/run_tests
+test-unit: vlsim vlcalib vlrealpipe cuda-check $(B)/tests/run_tests
 	$(B)/tests/run_tests --jobs 2
 
 # Criterion ignores a worker's sanitizer exit status, so the log is checked too.
@@ -136,7 +136,7 @@ test-unit: vlsim vlcalib cuda-check $(B)/tests/run_tests
 # sanitizer, not of a test.
 NORAND := $(shell setarch $$(uname -m) -R true >/dev/null 2>&1 && echo "setarch $$(uname -m) -R")
 
-test-asan: vlsim $(A)/tests/run_tests
+test-asan: vlsim vlrealpipe $(A)/tests/run_tests
 	@mkdir -p build
 	@ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
 	  LSAN_OPTIONS=suppressions=$(CURDIR)/tests/lsan.supp:print_suppressions=0 \

@@ -132,16 +132,13 @@ int rp_cores_run(const rp_params *p, int threads, int rounds, double seconds, rp
         return -1;
     }
     cpu_set_threads(1);                /* as the pipeline runs its kernels */
-    int cpus = cpus_available();
-    r->cpus = cpus;
+    r->cpus = cpus_available();
     r->threads = threads;
     r->rounds = rounds;
     r->seconds = seconds;
     dect_clip *clip = NULL;
     worker *w = calloc((size_t)threads, sizeof *w);
     pthread_t *th = calloc((size_t)threads, sizeof *th);
-    double (*ratio)[100] = calloc((size_t)threads, sizeof *ratio);
-    double (*units)[100] = calloc((size_t)threads, sizeof *units);
     shared sh;
     memset(&sh, 0, sizeof sh);
     pthread_mutex_init(&sh.mu, NULL);
@@ -149,7 +146,7 @@ int rp_cores_run(const rp_params *p, int threads, int rounds, double seconds, rp
     atomic_init(&sh.units, 0);
     sh.keep_every = p->keep_every;
     int started = 0, rc = -1;
-    if (!w || !th || !ratio || !units) {
+    if (!w || !th) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -169,19 +166,8 @@ int rp_cores_run(const rp_params *p, int threads, int rounds, double seconds, rp
     measure(&sh, threads, 0.3);        /* warm every worker's decoder and caches */
     for (int rd = 0; rd < rounds; rd++)
         for (int k = 1; k <= threads; k++)
-            units[k - 1][rd] = measure(&sh, k, seconds);
-    for (int rd = 0; rd < rounds; rd++)
-        for (int k = 1; k <= threads; k++)
-            ratio[k - 1][rd] = units[0][rd] > 0 ? units[k - 1][rd] / units[0][rd] : 0;
-    for (int k = 0; k < threads; k++) {
-        r->units[k] = median(units[k], rounds);
-        r->speedup[k] = median(ratio[k], rounds);   /* sorts: lo and hi are its ends */
-        int most = k + 1 < cpus ? k + 1 : cpus;
-        if (r->speedup[k] > most)      /* a faster spell of the machine cannot make k threads */
-            r->speedup[k] = most;      /* do more than k, nor more than the CPUs they run on */
-        r->lo[k] = ratio[k][0];
-        r->hi[k] = ratio[k][rounds - 1];
-    }
+            r->round_units[k - 1][rd] = measure(&sh, k, seconds);
+    rp_cores_summarise(r);
     rc = r->units[0] > 0 ? 0 : -1;
     if (rc)
         snprintf(err, errlen, "corecal: no unit finished in %g s", seconds);
@@ -201,7 +187,65 @@ out:
     pthread_cond_destroy(&sh.cv);
     free(w);
     free(th);
-    free(ratio);
-    free(units);
     return rc;
+}
+
+void rp_cores_summarise(rp_cores_result *r)
+{
+    double u[RP_CORES_ROUNDS], ratio[RP_CORES_ROUNDS];
+    for (int k = 0; k < r->threads; k++) {
+        int nr = 0;
+        for (int rd = 0; rd < r->rounds; rd++) {
+            u[rd] = r->round_units[k][rd];
+            if (r->round_units[0][rd] > 0)
+                ratio[nr++] = r->round_units[k][rd] / r->round_units[0][rd];
+        }
+        r->units[k] = r->rounds > 0 ? median(u, r->rounds) : 0;
+        if (nr == 0) {
+            r->speedup[k] = r->lo[k] = r->hi[k] = 0;
+            continue;
+        }
+        r->speedup[k] = median(ratio, nr);   /* sorts: lo and hi are its ends */
+        int most = k + 1 < r->cpus ? k + 1 : r->cpus;
+        if (r->speedup[k] > most)      /* a faster spell of the machine cannot make k threads */
+            r->speedup[k] = most;      /* do more than k, nor more than the CPUs they run on */
+        r->lo[k] = ratio[0];
+        r->hi[k] = ratio[nr - 1];
+    }
+}
+
+int rp_cores_pool(const rp_cores_result *in, int n, rp_cores_result *out, char *err, size_t errlen)
+{
+    memset(out, 0, sizeof *out);
+    if (n < 1) {
+        snprintf(err, errlen, "corepool: no calibration to pool");
+        return -1;
+    }
+    out->threads = in[0].threads;
+    out->cpus = in[0].cpus;
+    double secs = 0;
+    for (int i = 0; i < n; i++) {
+        if (in[i].threads != out->threads) {
+            snprintf(err, errlen, "corepool: calibration %d has %d threads, calibration 1 %d "
+                     "(pool calibrations of the same threads)", i + 1, in[i].threads, out->threads);
+            return -1;
+        }
+        if (out->rounds + in[i].rounds > RP_CORES_ROUNDS) {
+            snprintf(err, errlen, "corepool: more than %d rounds in all", RP_CORES_ROUNDS);
+            return -1;
+        }
+        if (in[i].cpus < out->cpus)
+            out->cpus = in[i].cpus;
+        for (int rd = 0; rd < in[i].rounds; rd++) {
+            for (int k = 0; k < out->threads; k++)
+                out->round_units[k][out->rounds] = in[i].round_units[k][rd];
+            out->rounds++;
+            secs += in[i].seconds;
+        }
+        for (int k = 0; k < out->threads; k++)
+            out->done[k] += in[i].done[k];
+    }
+    out->seconds = out->rounds > 0 ? secs / out->rounds : 0;
+    rp_cores_summarise(out);
+    return 0;
 }

@@ -9,6 +9,7 @@
  *   vlrealpipe mixcal    [PARAMS] [--rounds N] --out TINY.yaml --decode-out DEC.yaml
  *                        [--calib TINY.yaml --decode-calib DEC.yaml] [--force]
  *   vlrealpipe corecal   [PARAMS] [--threads T] [--rounds R] [--seconds S] [--out F.yaml]
+ *   vlrealpipe corepool  CORECAL.yaml... [--out F.yaml]
  *   vlrealpipe wakecal   [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe driftcal  [PARAMS] [--threads T] [--seconds S] [--window-ms W] [--out F.yaml]
  *   vlrealpipe stackcal  [PARAMS] [--seconds S] [--op-scale X] [--no-fit] [--out F.yaml]
@@ -36,6 +37,7 @@
 
 #include "calib/realpipe/rp_cold.h"
 #include "calib/realpipe/rp_cores.h"
+#include "calib/realpipe/rp_corefile.h"
 #include "calib/realpipe/rp_drift.h"
 #include "calib/realpipe/rp_flow.h"
 #include "calib/realpipe/rp_overlap.h"
@@ -65,6 +67,7 @@ static void usage(FILE *f)
         "                           [--calib TINY.yaml --decode-calib DEC.yaml] [--force]\n"
         "       vlrealpipe corecal  [PARAMS] [--threads T] [--rounds R] [--seconds S]\n"
         "                           [--out F.yaml [--force]]\n"
+        "       vlrealpipe corepool CORECAL.yaml... [--out F.yaml [--force]]\n"
         "       vlrealpipe wakecal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe driftcal [PARAMS] [--threads T] [--seconds S] [--window-ms W]\n"
         "                           [--out F.yaml [--force]]\n"
@@ -95,6 +98,8 @@ static void usage(FILE *f)
         "each decoding a stream of its own and encoding, reducing, prefilling every kept frame;\n"
         "k = 1..T busy in turn, R (5) rounds of S (1) s; speedup: [1, u2/u1, ...], units done\n"
         "per second against one thread's, the simulator's cpu.speedup (--cores-calib F).\n"
+        "corepool: several corecal files of one machine (the same T) as one: each k's median\n"
+        "over all their rounds, so that one calibration's spell moves it less.\n"
         "wakecal: how long a woken thread waits before it runs, by how many of the pipeline's\n"
         "ops run beside it (rp_wake.h): --cores + 1 workers sleeping on one queue, the ops\n"
         "released at Poisson times at 20/40/60/80 %% of the cores for S (4) s each; a job\n"
@@ -800,6 +805,20 @@ static void mix_row(const char *op, const char *shape, const harness_result *h,
     printf("\n");
 }
 
+/* A corecal result as its file (rp_corefile.h), printed and saved. */
+static int save_corefile(const opts *o, const rp_cores_result *r, const char *comment, char *err,
+                         size_t n)
+{
+    char *text = rp_corefile_text(r, comment);
+    if (!text) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    int rc = print_and_save(o, text, err, n);
+    free(text);
+    return rc;
+}
+
 static int cmd_corecal(opts *o, char *err, size_t n)
 {
     if (check_out(o->out, o->force, err, n))
@@ -808,22 +827,48 @@ static int cmd_corecal(opts *o, char *err, size_t n)
     rp_cores_result r;
     if (rp_cores_run(&o->p, o->threads > 0 ? o->threads : 4, rounds, o->seconds > 0 ? o->seconds : 1, &r, err, n))
         return -1;
-    char text[2048];
-    int len = snprintf(text, sizeof text,
-                       "# vlrealpipe corecal: %d threads, each a decoder of its own and the tiny model,\n"
-                       "# repeating: decode %d frames, encode + reduce + prefill the kept one (batch 1);\n"
-                       "# k = 1..%d busy in turn, %d rounds of %g s; min..max of units(k) / units(1):",
-                       r.threads, o->p.keep_every, r.threads, r.rounds, r.seconds);
-    for (int k = 0; k < r.threads; k++)
-        len += snprintf(text + len, sizeof text - (size_t)len, " %.3f..%.3f", r.lo[k], r.hi[k]);
-    len += snprintf(text + len, sizeof text - (size_t)len, "\nunits_per_s: [");
-    for (int k = 0; k < r.threads; k++)
-        len += snprintf(text + len, sizeof text - (size_t)len, "%s%.2f", k ? ", " : "", r.units[k]);
-    len += snprintf(text + len, sizeof text - (size_t)len, "]\nspeedup: [");
-    for (int k = 0; k < r.threads; k++)
-        len += snprintf(text + len, sizeof text - (size_t)len, "%s%.4f", k ? ", " : "", r.speedup[k]);
-    snprintf(text + len, sizeof text - (size_t)len, "]\n");
-    return print_and_save(o, text, err, n);
+    char comment[512];
+    snprintf(comment, sizeof comment,
+             "vlrealpipe corecal: %d threads, each a decoder of its own and the tiny model,\n"
+             "# repeating: decode %d frames, encode + reduce + prefill the kept one (batch 1);\n"
+             "# k = 1..%d busy in turn, %d rounds of %g s",
+             r.threads, o->p.keep_every, r.threads, r.rounds, r.seconds);
+    return save_corefile(o, &r, comment, err, n);
+}
+
+/* corepool: the rounds of several corecal files (the same threads) as one
+ * calibration (rp_cores_pool): each k's median over all of them. */
+static int cmd_corepool(opts *o, char *err, size_t n)
+{
+    if (o->nfiles < 1) {
+        snprintf(err, n, "corepool needs one or more corecal files");
+        return -1;
+    }
+    if (o->nfiles > RP_CORES_ROUNDS) {
+        snprintf(err, n, "corepool: at most %d files", RP_CORES_ROUNDS);
+        return -1;
+    }
+    if (check_out(o->out, o->force, err, n))
+        return -1;
+    rp_cores_result *in = calloc((size_t)o->nfiles, sizeof *in), r;
+    if (!in) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    int rc = 0;
+    for (int i = 0; i < o->nfiles && rc == 0; i++)
+        rc = rp_corefile_read(o->files[i], &in[i], err, n);
+    if (rc == 0 && rp_cores_pool(in, o->nfiles, &r, err, n))
+        rc = -1;
+    if (rc == 0) {
+        char comment[256];
+        snprintf(comment, sizeof comment,
+                 "vlrealpipe corepool: %d corecal files, %d rounds in all, each k's median "
+                 "over all of them", o->nfiles, r.rounds);
+        rc = save_corefile(o, &r, comment, err, n);
+    }
+    free(in);
+    return rc;
 }
 
 /* The driftcal file: a comment with the series' figures, units_per_s and
@@ -1494,6 +1539,8 @@ int main(int argc, char **argv)
         rc = cmd_mixcal(&o, err, sizeof err);
     else if (!strcmp(cmd, "corecal"))
         rc = cmd_corecal(&o, err, sizeof err);
+    else if (!strcmp(cmd, "corepool"))
+        rc = cmd_corepool(&o, err, sizeof err);
     else if (!strcmp(cmd, "wakecal"))
         rc = cmd_wakecal(&o, err, sizeof err);
     else if (!strcmp(cmd, "driftcal"))

@@ -52,7 +52,7 @@ int rp_corefile_read(const char *path, rp_cores_result *r, char *err, size_t err
     r->rounds = -1;
     while (rc == 0 && fgets(line, sizeof line, f)) {
         lineno++;
-        int k, at;
+        int k, at = 0;
         if (!strncmp(line, "cpus:", 5)) {
             if (sscanf(line + 5, "%d", &r->cpus) != 1 || r->cpus < 1) {
                 snprintf(err, errlen, "%s:%d: cpus: expected a whole number >= 1", path, lineno);

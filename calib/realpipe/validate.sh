@@ -347,7 +347,7 @@ for L in $LOADS; do
     [ "$restart" = 1 ] || break
   done
   echo "$L,$cal" >> "$WORK/recal.csv"
-  [ "$RECAL" = 1 ] && POOL+=("$D/corecal-own.yaml")
+  if [ "$RECAL" = 1 ]; then POOL+=("$D/corecal-own.yaml"); fi
   # A run kept at its last attempt although the machine check failed (the machine
   # was not the one calibrated) is left out of the comparison when another run of
   # the point passed; with none passed, every run is compared, and the report says so.

@@ -217,6 +217,7 @@ typedef struct {
 #define CFG_MAX_STACK_SHARE 16   /* cpu.stack.share as a list by load */
 #define CFG_MAX_COLD 16          /* cpu.cold's idle times */
 #define CFG_MAX_THROUGH 16       /* cpu.stack.through's works */
+#define CFG_MAX_STACK_RUN 16     /* cpu.stack.run's ages */
 typedef struct {
     int cores;               /* 0: off (every server runs at full speed, no wake-up delay) */
     int nspeedup;            /* 0: speedup(n) = min(n, cores) */
@@ -254,6 +255,10 @@ typedef struct {
                                 utilisation, interpolated on stack_share_load */
     double stack_shares[CFG_MAX_STACK_SHARE], stack_share_load[CFG_MAX_STACK_SHARE];
     double stack_util_halflife_ms;   /* > 0: the recent utilisation's half-life (32) */
+    int nstack_run;          /* 0: the share as above; else times cpu.stack.run's factor at the
+                                busy core's run age (models/cores.h, share by run) */
+    double stack_run_age_ms[CFG_MAX_STACK_RUN], stack_run_factor[CFG_MAX_STACK_RUN];
+    double stack_run_bridge_ms;      /* >= 0: a core empty this long keeps its run (0.05) */
     double stack_switch_ms;  /* 0: the jobs on one core share it evenly; > 0: they take turns,
                                 a placed job preempting, the core turning to the longest
                                 waiting after an exponential wait of this mean */

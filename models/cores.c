@@ -41,6 +41,10 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->nshare = 0;
     c->util_tau_ms = 0;
     c->util = 0;
+    c->run_age_ms = c->run_factor = NULL;
+    c->nrun = 0;
+    c->run_bridge_ms = 0;
+    c->run_t0 = c->empty_t = NULL;
     c->cold_idle_ms = c->cold_factor = NULL;
     c->ncold = 0;
     c->idle_t = NULL;
@@ -62,6 +66,9 @@ void cores_free(cores_t *c)
     free(c->sgen);
     free(c->turn_due);
     free(c->idle_t);
+    free(c->run_t0);
+    free(c->empty_t);
+    c->run_t0 = c->empty_t = NULL;
     c->job = NULL;
     c->idle_t = NULL;
     c->on = NULL;
@@ -162,6 +169,47 @@ static double held_interp(const double *x, const double *y, int n, double v)
 double cores_share_now(const cores_t *c)
 {
     return c->nshare == 0 ? c->share : held_interp(c->share_load, c->share_at, c->nshare, c->util);
+}
+
+int cores_set_share_run(cores_t *c, const double *age_ms, const double *factor, int n,
+                        double bridge_ms)
+{
+    if (!c->on || n < 1 || !(bridge_ms >= 0))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!(age_ms[i] >= 0 && factor[i] >= 0) || (i > 0 && !(age_ms[i] > age_ms[i - 1])))
+            return -1;
+    free(c->run_t0);
+    free(c->empty_t);
+    c->run_t0 = malloc((size_t)c->cores * sizeof *c->run_t0);
+    c->empty_t = malloc((size_t)c->cores * sizeof *c->empty_t);
+    if (!c->run_t0 || !c->empty_t)
+        return -1;
+    for (int k = 0; k < c->cores; k++)
+        c->run_t0[k] = c->empty_t[k] = -HUGE_VAL;   /* empty since ever: the first job begins a run */
+    c->run_age_ms = age_ms;
+    c->run_factor = factor;
+    c->nrun = n;
+    c->run_bridge_ms = bridge_ms;
+    return 0;
+}
+
+/* Placement on: a job comes onto core k at now (its run begins unless the
+ * core emptied within bridge_ms), or leaves it. */
+static void core_gain(cores_t *c, int k, double now)
+{
+    if (c->on[k]++ == 0 && c->nrun > 0 && now - c->empty_t[k] > c->run_bridge_ms)
+        c->run_t0[k] = now;
+}
+
+static void core_lose(cores_t *c, int k, double now)
+{
+    if (--c->on[k] == 0) {
+        if (c->idle_t)
+            c->idle_t[k] = now;
+        if (c->nrun > 0)
+            c->empty_t[k] = now;
+    }
 }
 
 int cores_set_cold(cores_t *c, const double *idle_ms, const double *factor, int n)
@@ -303,7 +351,7 @@ int cores_crowded(const cores_t *c)
 }
 
 /* Placement on: the core a job starting now goes onto. */
-static int place(cores_t *c)
+static int place(cores_t *c, double now)
 {
     int idle = first_free(c);
     if (idle < 0)
@@ -314,7 +362,12 @@ static int place(cores_t *c)
     if (busy < 0 || c->on[busy] >= 2)
         return idle;                   /* the busy cores are crowded: the free one */
     c->chances++;
-    if (gsl_rng_uniform(c->place_rng) < cores_share_now(c)) {
+    double share = cores_share_now(c);
+    if (c->nrun > 0) {                 /* by the busy core's run: young runs keep their core */
+        share *= held_interp(c->run_age_ms, c->run_factor, c->nrun, now - c->run_t0[busy]);
+        share = share < 1 ? share : 1;
+    }
+    if (gsl_rng_uniform(c->place_rng) < share) {
         c->stacked++;
         return busy;                   /* beside a running job: stacked */
     }
@@ -486,7 +539,7 @@ int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t 
     }
     int core = 0;
     if (c->place_rng)
-        core = on_core >= 0 && on_core < c->cores ? on_core : place(c);
+        core = on_core >= 0 && on_core < c->cores ? on_core : place(c, now);
     if (c->ncold > 0 && work > 0) {    /* a core idle for a while runs its next job slower */
         double cold = work * cold_factor_at(c, c->place_rng ? core : c->n, now);
         c->work_ms += work;
@@ -498,7 +551,7 @@ int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t 
         through = gsl_rng_uniform(c->place_rng)
                   < held_interp(c->through_work_ms, c->through_share, c->nthrough, work);
     if (c->place_rng)
-        c->on[core]++;
+        core_gain(c, core, now);
     c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0, core, 0, now, through};
     if (c->place_rng && c->switch_ms > 0)
         take_core(c, c->n - 1, now);   /* a placed job preempts the one running there */
@@ -517,8 +570,7 @@ int cores_tick(cores_t *c, ev_queue *q, double now, uint64_t gen)
             if (ev_push(q, now, c->job[j].kind, c->job[j].a, c->job[j].b) != 0)
                 return -1;
             if (c->place_rng) {
-                if (--c->on[c->job[j].core] == 0 && c->idle_t)
-                    c->idle_t[c->job[j].core] = now;
+                core_lose(c, c->job[j].core, now);
                 c->freed_t = now;
                 c->freed_core = c->job[j].core;
             }
@@ -553,8 +605,8 @@ static int cores_move(cores_t *c, ev_queue *q, double now, uint64_t gen)
         for (int j = c->n - 1; j >= 0; j--)
             if (c->job[j].core == from && !c->job[j].running) {   /* turns: a waiting one */
                 c->job[j].core = to;
-                c->on[from]--;
-                c->on[to]++;
+                core_lose(c, from, now);
+                core_gain(c, to, now);
                 if (c->switch_ms > 0)
                     take_core(c, j, now);
                 break;

@@ -73,6 +73,16 @@
  * averaged with an exponential decay of half-life halflife_ms (Linux's
  * load tracking uses 32 ms).
  *
+ * Share by run (cores_set_share_run; off unless called). Linux's EEVDF lets
+ * a running thread keep its CPU until it has had its slice: a woken thread
+ * put beside a young run waits there and is pulled to the free CPU before
+ * it starts, where beside an old one it takes the CPU at once. The start's
+ * share (the one share, or by load) is then multiplied by factor[]
+ * interpolated (held at the ends) at the busy core's run: how long that
+ * core has been running jobs, since it last had none for more than
+ * bridge_ms (a thread going on with its next job keeps its run), and held
+ * to 1. `vlrealpipe stackcal` measures both, apart from the pipeline.
+ *
  * Cold cores (cores_set_cold; off unless called). A core that has had
  * nothing to run for a while runs its next job slower: its caches were
  * emptied (a deep idle state flushes them; on a VM the host runs others
@@ -136,6 +146,11 @@ typedef struct {
     int nshare;
     double util_tau_ms;    /* the recent utilisation's decay time, halflife / ln 2 */
     double util;           /* the cores' recent utilisation, in [0, 1] */
+    /* share by run (cores_set_share_run); nrun 0: off */
+    const double *run_age_ms, *run_factor;   /* [nrun], kept, not copied: age increasing */
+    int nrun;
+    double run_bridge_ms;  /* a core empty this long or less keeps its run */
+    double *run_t0, *empty_t;   /* [cores]: when core k's run began, when it last emptied */
     /* cold cores (cores_set_cold); ncold 0: off */
     const double *cold_idle_ms, *cold_factor;   /* [ncold], kept, not copied: idle increasing */
     int ncold;
@@ -209,6 +224,13 @@ int cores_set_through(cores_t *c, const double *work_ms, const double *share, in
  * arguments. */
 int cores_set_share_load(cores_t *c, const double *load, const double *share, int n,
                          double halflife_ms);
+/* Share by run (after cores_set_stack, before the first job): the share
+ * of a start beside a running job is multiplied by factor[] (>= 0)
+ * interpolated at the busy core's run age on age_ms[] (n >= 1, increasing,
+ * >= 0; both kept, not copied), a core empty for bridge_ms (>= 0) or less
+ * keeping its run; held to 1. 0, or -1 on bad arguments or out of memory. */
+int cores_set_share_run(cores_t *c, const double *age_ms, const double *factor, int n,
+                        double bridge_ms);
 /* Cold cores (either mode, before the first job): a job that starts on a
  * core that has had nothing to run for g ms needs factor(g) times its work,
  * factor interpolated (linearly, held at the ends) on idle_ms[] (n >= 1,
@@ -222,7 +244,8 @@ int cores_set_cold(cores_t *c, const double *idle_ms, const double *factor, int 
 /* Placement on: a core is free and every core running a job holds two or
  * more (a start now would go onto the free core). 0 with placement off. */
 int cores_crowded(const cores_t *c);
-/* The share a start with a core free would go beside a running job with now. */
+/* The share a start with a core free would go beside a running job with
+ * now, before the busy core's run factor (cores_set_share_run). */
 double cores_share_now(const cores_t *c);
 /* From now on the cores run at `speed` (> 0) times their rate: the work
  * done so far at the old speed is kept. 0, or -1 when out of memory. */

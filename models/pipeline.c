@@ -1101,7 +1101,10 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
                                      cfg->cpu.stack_through_share, cfg->cpu.nstack_through) != 0)
             || (cfg->cpu.nstack_share > 0
                 && cores_set_share_load(&p->cores, cfg->cpu.stack_share_load, cfg->cpu.stack_shares,
-                                        cfg->cpu.nstack_share, cfg->cpu.stack_util_halflife_ms) != 0)))
+                                        cfg->cpu.nstack_share, cfg->cpu.stack_util_halflife_ms) != 0)
+            || (cfg->cpu.nstack_run > 0
+                && cores_set_share_run(&p->cores, cfg->cpu.stack_run_age_ms, cfg->cpu.stack_run_factor,
+                                       cfg->cpu.nstack_run, cfg->cpu.stack_run_bridge_ms) != 0)))
         return -1;
     if (cfg->cpu.cores > 0 && cfg->cpu.ncold > 0
         && cores_set_cold(&p->cores, cfg->cpu.cold_idle_ms, cfg->cpu.cold_factor, cfg->cpu.ncold) != 0)

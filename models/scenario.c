@@ -2330,12 +2330,13 @@ typedef struct {
     const char *xname, *xnames, *yname;  /* "idle time", "idle times", "factor" */
     sign_rule xkind, ykind;
     int max;
+    const char *extra;                 /* NULL, or one more key the caller reads */
 } table_spec;
 
 static int read_xy_table(loader *ld, const yaml_node_t *map, const table_spec *t, double *x,
                          double *y, int *n)
 {
-    const char *const keys[] = {t->xkey, t->ykey, NULL};
+    const char *const keys[] = {t->xkey, t->ykey, t->extra, NULL};
     char xpath[SCN_PATH_LEN], ypath[SCN_PATH_LEN], ipath[SCN_PATH_LEN];
     const yaml_node_t *xv, *yv;
     int nx = 0, ny = 0;
@@ -2366,7 +2367,7 @@ static int read_through(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     static const table_spec t = {"cpu.stack.through",
                                  "a mapping such as {work_ms: [0.5, 1, 2], share: [1, 0.8, 0]}",
                                  "work_ms", "share", "work", "works", "share", POSITIVE, NONNEGATIVE,
-                                 CFG_MAX_THROUGH};
+                                 CFG_MAX_THROUGH, NULL};
     int n = 0;
     if (read_xy_table(ld, map, &t, u->stack_through_work_ms, u->stack_through_share, &n)
         || check_shares(ld, get(ld, map, "share"), "cpu.stack.through.share", u->stack_through_share, n))
@@ -2375,16 +2376,35 @@ static int read_through(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     return 0;
 }
 
+/* cpu.stack.run: {age_ms: [A...], factor: [F...], bridge_ms: B (0.05)}, the
+ * share's factor by the busy core's run age (stackcal). */
+static int read_run(loader *ld, const yaml_node_t *map, cpu_cfg *u)
+{
+    static const table_spec t = {"cpu.stack.run",
+                                 "a mapping such as {age_ms: [0.5, 2, 8], factor: [0.5, 1, 2]}",
+                                 "age_ms", "factor", "age", "ages", "factor", NONNEGATIVE,
+                                 NONNEGATIVE, CFG_MAX_STACK_RUN, "bridge_ms"};
+    int n = 0;
+    if (read_xy_table(ld, map, &t, u->stack_run_age_ms, u->stack_run_factor, &n))
+        return -1;
+    const yaml_node_t *b = get(ld, map, "bridge_ms");
+    u->stack_run_bridge_ms = 0.05;
+    if (b && read_double(ld, b, "cpu.stack.run.bridge_ms", NONNEGATIVE, &u->stack_run_bridge_ms))
+        return -1;
+    u->nstack_run = n;
+    return 0;
+}
+
 /* cpu.stack: {share: S or [S...] (with share_load: [U...], util_halflife_ms:
  * H), migrate_ms: M, pull_ms: P (M), switch_ms: W (0) or tick_ms: T with
- * slice_ms: L (0) and through: {...}}, placement of jobs on cores and their
+ * slice_ms: L (0) and through: {...}, run: {...}}, placement of jobs on cores and their
  * turns on one (vlrealpipe stackcal measures the placement and W, turncal
  * T, L and the through shares). */
 static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 {
     static const char *const keys[] = {"share", "share_load", "util_halflife_ms", "migrate_ms",
                                        "pull_ms", "switch_ms", "tick_ms", "slice_ms", "through",
-                                       NULL};
+                                       "run", NULL};
     const char *path = "cpu.stack";
     const yaml_node_t *v;
     if (check_keys(ld, map, path, "a mapping such as {share: 0.1, migrate_ms: 8, pull_ms: 1.5}", keys))
@@ -2438,6 +2458,9 @@ static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
         if (read_through(ld, v, u))
             return -1;
     }
+    u->nstack_run = 0;
+    if ((v = get(ld, map, "run")) && read_run(ld, v, u))
+        return -1;
     u->has_stack = 1;
     return 0;
 }
@@ -2450,7 +2473,7 @@ static int read_cold(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     static const table_spec t = {"cpu.cold",
                                  "a mapping such as {idle_ms: [0, 1, 10], factor: [1, 1.02, 1.05]}",
                                  "idle_ms", "factor", "idle time", "idle times", "factor",
-                                 NONNEGATIVE, POSITIVE, CFG_MAX_COLD};
+                                 NONNEGATIVE, POSITIVE, CFG_MAX_COLD, NULL};
     return read_xy_table(ld, map, &t, u->cold_idle_ms, u->cold_factor, &u->ncold);
 }
 

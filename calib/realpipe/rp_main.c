@@ -12,7 +12,7 @@
  *   vlrealpipe corepool  CORECAL.yaml... [--out F.yaml]
  *   vlrealpipe wakecal   [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe driftcal  [PARAMS] [--threads T] [--seconds S] [--window-ms W] [--out F.yaml]
- *   vlrealpipe stackcal  [PARAMS] [--seconds S] [--op-scale X] [--no-fit] [--out F.yaml]
+ *   vlrealpipe stackcal  [PARAMS] [--seconds S] [--op-scale X] [--no-fit] [--no-run] [--out F.yaml]
  *   vlrealpipe coldcal   [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe turncal   [--seconds S] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
@@ -22,8 +22,8 @@
  * PARAMS: --streams N --fps X --duration S --warmup S --seed N
  *         --decode-workers N --keep-every N --max-batch N --batch-timeout-ms X
  *         --queries-per-min X --cores N --wake-ms X | --wakeup FILE [--cores-calib FILE]
- *         [--wake-calib FILE] [--drift-calib FILE] [--stack-calib FILE [--turn-calib FILE]]
- *         [--cold-calib FILE]
+ *         [--wake-calib FILE] [--drift-calib FILE] [--stack-calib FILE [--turn-calib FILE]
+ *         [--no-stack-run]] [--cold-calib FILE]
  * Every output is written atomically (sim/out.h), never over a file without
  * --force. Exit status: 0, 2 on bad input or a failure. */
 #include <errno.h>
@@ -71,7 +71,7 @@ static void usage(FILE *f)
         "       vlrealpipe wakecal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe driftcal [PARAMS] [--threads T] [--seconds S] [--window-ms W]\n"
         "                           [--out F.yaml [--force]]\n"
-        "       vlrealpipe stackcal [PARAMS] [--seconds S] [--op-scale X] [--no-fit]\n"
+        "       vlrealpipe stackcal [PARAMS] [--seconds S] [--op-scale X] [--no-fit] [--no-run]\n"
         "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe coldcal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe turncal  [--seconds S] [--out F.yaml [--force]]\n"
@@ -119,7 +119,11 @@ static void usage(FILE *f)
         "cpu.stack (--stack-calib F). The stack line's pull_ms is then fitted (rp_stackfit.h):\n"
         "the simulator runs these threads and ops, and pull_ms in [0, the measured mean] is\n"
         "set so that its two-on-one-core share, averaged over the loads, is stackcal's;\n"
-        "--no-fit keeps the measured mean. Each load also prints the moves per ms by the spell's\n"
+        "--no-fit keeps the measured mean. The share is also split into a factor by load and one\n"
+        "by the busy CPU's run (how long it had run ops: EEVDF lets a young run keep its CPU),\n"
+        "the line stack_run: {age_ms: [...], factor: [...], share: [...]} (rp_stack_runfit;\n"
+        "the simulator's cpu.stack.run; --no-run leaves it out, and scenario --no-stack-run\n"
+        "ignores it). Each load also prints the moves per ms by the spell's\n"
         "age (flat if the wait is exponential); --op-scale X (1) makes the ops X times the\n"
         "real ones, to see older ages (its figures are not the pipeline's).\n"
         "coldcal: how much slower an op runs after its core idled (rp_cold.h): one thread, the\n"
@@ -151,7 +155,8 @@ static void usage(FILE *f)
         "        the scenario's cpu.speed)] [--stack-calib FILE (stackcal --out: where\n"
         "        woken ops land, the scenario's cpu.stack) [--turn-calib FILE (turncal --out:\n"
         "        the jobs on one core turn at the scheduler's tick, cpu.stack.tick_ms,\n"
-        "        slice_ms and through)]] [--cold-calib FILE (coldcal\n"
+        "        slice_ms and through)] [--no-stack-run (the stack file's share by load\n"
+        "        alone, without its stack_run line)]] [--cold-calib FILE (coldcal\n"
         "        --out: an op's slow-down after its core idled, the scenario's cpu.cold)]\n");
 }
 
@@ -320,6 +325,8 @@ struct opts {
     const char *cores_calib;       /* --cores-calib: a corecal file's speedup */
     bool force;
     bool no_fit;                   /* stackcal --no-fit: pull_ms as measured (rp_stackfit.h) */
+    bool no_run;                   /* stackcal --no-run: no share by run; scenario --no-stack-run:
+                                      the stackcal file's share by run left out */
     int nfiles, nphases;
     char **files;
     const char **phases;       /* scenario --phases-from: span files */
@@ -405,6 +412,41 @@ static int read_stack_load(const char *line, rp_params *p)
     return 0;
 }
 
+/* A "stack_run: {age_ms: [A...], factor: [F...], share: [S...]}" line of a
+ * stackcal file (rp_stack_runfit) into p: 0 (also when the line is another),
+ * or -1 when it is malformed. The shares' count is checked by the caller. */
+static int read_stack_run(const char *line, rp_params *p, int *nshare)
+{
+    const char *c = line;
+    if (strncmp(c, "stack_run: {age_ms: ", 20) != 0)
+        return 0;
+    c += 20;
+    double a[8], f[8], s[8];
+    int na = rp_flow_read(&c, a, 8);
+    if (na < 1 || strncmp(c, ", factor: ", 10) != 0)
+        return -1;
+    c += 10;
+    int nf = rp_flow_read(&c, f, 8);
+    if (nf != na || strncmp(c, ", share: ", 9) != 0)
+        return -1;
+    c += 9;
+    int ns = rp_flow_read(&c, s, 8);
+    if (ns < 1 || *c != '}')
+        return -1;
+    for (int i = 0; i < na; i++)
+        if (!(a[i] >= 0 && f[i] >= 0) || (i > 0 && !(a[i] > a[i - 1])))
+            return -1;
+    for (int i = 0; i < ns; i++)
+        if (!(s[i] >= 0 && s[i] <= 1))
+            return -1;
+    memcpy(p->stack_run_age_ms, a, sizeof a);
+    memcpy(p->stack_run_factor, f, sizeof f);
+    memcpy(p->stack_run_share, s, sizeof s);
+    p->nstack_run = na;
+    *nshare = ns;
+    return 0;
+}
+
 /* The turns line of a `vlrealpipe turncal --out` file (rp_turn_parse):
  * the scenario's cpu.stack turns at ticks and its ops running through. */
 static int read_turn_calib(const char *path, rp_params *p, char *err, size_t n)
@@ -457,15 +499,29 @@ static int read_stack_calib(const char *path, rp_params *p, char *err, size_t n)
             p->has_stack = 1;
         }
     }
-    p->nstack_load = 0;                /* and the optional share by utilisation after it */
-    while (p->has_stack && p->nstack_load == 0 && fgets(line, sizeof line, f))
-        if (read_stack_load(line, p) != 0) {
+    p->nstack_load = p->nstack_run = 0;   /* and the optional share by utilisation, and by run */
+    int nrun_share = 0;
+    while (p->has_stack && fgets(line, sizeof line, f)) {
+        if (p->nstack_load == 0 && read_stack_load(line, p) != 0) {
             fclose(f);
             snprintf(err, n, "%s: a \"stack_load: {util: [U...], share: [S...]}\" line needs 1 to 8 "
                      "utilisations increasing in [0, 1] and as many shares in [0, 1]", path);
             return -1;
         }
+        if (p->nstack_run == 0 && read_stack_run(line, p, &nrun_share) != 0) {
+            fclose(f);
+            snprintf(err, n, "%s: a \"stack_run: {age_ms: [A...], factor: [F...], share: [S...]}\" "
+                     "line needs 1 to 8 ages increasing from 0, as many factors >= 0 and 1 to 8 "
+                     "shares in [0, 1]", path);
+            return -1;
+        }
+    }
     fclose(f);
+    if (p->nstack_run > 0 && nrun_share != (p->nstack_load > 0 ? p->nstack_load : 1)) {
+        snprintf(err, n, "%s: the stack_run line lists %d shares, and needs one per load of the "
+                 "stack_load line (%d), or one without it", path, nrun_share, p->nstack_load);
+        return -1;
+    }
     if (!p->has_stack) {
         snprintf(err, n, "%s: no \"stack: {share: S, migrate_ms: M, pull_ms: P[, switch_ms: W]}\" "
                  "line with S in [0, 1] and M, P, W >= 0 (expected vlrealpipe stackcal --out output)",
@@ -500,6 +556,10 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
         }
         if (!strcmp(a, "--no-fit")) {
             o->no_fit = true;
+            continue;
+        }
+        if (!strcmp(a, "--no-run") || !strcmp(a, "--no-stack-run")) {
+            o->no_run = true;
             continue;
         }
         if (strncmp(a, "--", 2)) {
@@ -613,6 +673,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
         snprintf(err, n, "--turn-calib needs --stack-calib: the turns are those of jobs placed on cores");
         return -1;
     }
+    if (o->no_run)                     /* scenario --no-stack-run: the share by load alone */
+        o->p.nstack_run = 0;
     return o->cores_calib ? read_cores_calib(o->cores_calib, &o->p, err, n) : 0;
 }
 
@@ -1066,6 +1128,12 @@ static void stack_line(FILE *f, const char *what, const rp_stack_sum *s, const r
             s->spell_ended[1][0], s->spell_ended[1][1], s->spell_ended[1][2],
             s->kind_ms[0] > 0 ? 100 * s->kind_yield_ms[0] / s->kind_ms[0] : 0,
             s->kind_ms[1] > 0 ? 100 * s->kind_yield_ms[1] / s->kind_ms[1] : 0);
+    /* the share by how long the busy CPU had been running ops */
+    fprintf(f, "#   %s: share by the busy CPU's run (ms 0-0.25/0.5/1/2/4/8/more):", what);
+    for (int b = 0; b < RP_STACK_NAGE; b++)
+        fprintf(f, " %.3f (%ld of %ld)", s->run_chances[b] > 0 ? (double)s->run_stacked[b] / s->run_chances[b] : 0,
+                s->run_stacked[b], s->run_chances[b]);
+    fprintf(f, "\n");
     /* the wait for a move by the spell's age: moves per ms spent at that age */
     for (int k = 0; k < 2; k++) {
         fprintf(f, "#   %s: moves per ms by the spell's age (ms 0-0.25/0.5/1/2/4/8/more) %s:", what,
@@ -1127,7 +1195,8 @@ static int cmd_stackcal(opts *o, char *err, size_t n)
         by_load &= r.at[l].chances > 0 && (l == 0 || r.at[l].util > r.at[l - 1].util)
                    && r.at[l].util <= 1;
     rp_stackfit fit = {0};
-    if (!o->no_fit && rp_stackfit_run(&r, by_load, wait[0], wait[1], switch_ms, &fit, err, n))
+    int how = (by_load ? RP_STACKFIT_BY_LOAD : 0) | (o->no_run ? 0 : RP_STACKFIT_BY_RUN);
+    if (!o->no_fit && rp_stackfit_run(&r, how, wait[0], wait[1], switch_ms, &fit, err, n))
         return -1;
     char *text = NULL;
     size_t cap = 0;
@@ -1160,6 +1229,17 @@ static int cmd_stackcal(opts *o, char *err, size_t n)
         for (int l = 0; l < RP_STACK_NLOADS; l++)
             fprintf(m, "%s%.4f", l ? ", " : "", r.at[l].share);
         fprintf(m, "]}\n");
+    }
+    if (!o->no_run) {                  /* the share by load and by the busy CPU's run */
+        double share[RP_STACK_NLOADS], factor[RP_STACK_NAGE], age[RP_STACK_NAGE];
+        int nl = rp_stack_runfit(&r, by_load, share, factor, age);
+        fprintf(m, "stack_run: {age_ms: ");
+        rp_flow_write(m, age, RP_STACK_NAGE);
+        fprintf(m, ", factor: ");
+        rp_flow_write(m, factor, RP_STACK_NAGE);
+        fprintf(m, ", share: ");
+        rp_flow_write(m, share, nl);
+        fprintf(m, "}\n");
     }
     if (fclose(m) != 0) {
         free(text);

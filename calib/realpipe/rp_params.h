@@ -64,6 +64,11 @@ typedef struct {
                                   turncal): at ticks, cpu.stack's tick_ms, slice_ms, through */
     int nstack_load;           /* 0: stack_share throughout; else the share by utilisation */
     double stack_load_util[8], stack_load_share[8];
+    int nstack_run;            /* 0: the share as above; else by load and run (stackcal's
+                                  stack_run line): cpu.stack.run */
+    double stack_run_age_ms[8], stack_run_factor[8];
+    double stack_run_share[8]; /* the share by load with the run factors (nstack_load of them;
+                                  [0] alone when nstack_load is 0) */
 } rp_params;
 
 /* 8 streams at 30 FPS for 12 s (2 s warm-up), 640x360 GOP 30 (60-frame

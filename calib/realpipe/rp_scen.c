@@ -2,6 +2,7 @@
  * See rp_scen.h. Only calibration files are read here; never span files. */
 #include "calib/realpipe/rp_scen.h"
 #include "calib/realpipe/rp_flow.h"
+#include "calib/realpipe/rp_stack.h"
 #include "calib/realpipe/rp_wake.h"
 
 #include <math.h>
@@ -163,12 +164,21 @@ static void phase_lines(FILE *f, const rp_params *p, const double *phase_ms, int
 void rp_stack_yaml(FILE *f, const rp_params *p)
 {
     fprintf(f, "stack: {share: ");
+    /* with the run factors, the shares fitted beside them (rp_stack_runfit) */
+    const double *by_load = p->nstack_run > 0 ? p->stack_run_share : p->stack_load_share;
     if (p->nstack_load > 0) {          /* the share by the cores' utilisation */
-        rp_flow_write(f, p->stack_load_share, p->nstack_load);
+        rp_flow_write(f, by_load, p->nstack_load);
         fprintf(f, ", share_load: ");
         rp_flow_write(f, p->stack_load_util, p->nstack_load);
     } else {
-        fprintf(f, "%.6g", p->stack_share);
+        fprintf(f, "%.6g", p->nstack_run > 0 ? p->stack_run_share[0] : p->stack_share);
+    }
+    if (p->nstack_run > 0) {           /* and by the busy core's run */
+        fprintf(f, ", run: {age_ms: ");
+        rp_flow_write(f, p->stack_run_age_ms, p->nstack_run);
+        fprintf(f, ", factor: ");
+        rp_flow_write(f, p->stack_run_factor, p->nstack_run);
+        fprintf(f, ", bridge_ms: %.6g}", RP_STACK_BRIDGE_MS);
     }
     fprintf(f, ", migrate_ms: %.6g, pull_ms: %.6g", p->stack_migrate_ms, p->stack_pull_ms);
     const rp_turns *t = &p->turns;

@@ -275,6 +275,9 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
     if (ne > 0)
         s->span_ms = e[ne - 1].t - e[0].t;
     int on[RP_STACK_MAX_CPU] = {0}, total = 0, most = 0, idle = cpus;   /* idle: CPUs with no op */
+    double run_t0[RP_STACK_MAX_CPU], empty_t[RP_STACK_MAX_CPU];   /* a CPU's run: since, and when it emptied */
+    for (int c = 0; c < cpus; c++)
+        run_t0[c] = empty_t[c] = -HUGE_VAL;
     int spell = -1;                    /* the shared spell's kind (-1: not in one) */
     double spell_t0 = 0;               /* when it began */
     for (size_t k = 0; k < ne; k++) {
@@ -305,6 +308,15 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
                     s->stacked += !crowded;
                     s->stacked2 += crowded;
                 }
+                if (!crowded) {        /* the busy CPU's run (the one CPU running exactly one op) */
+                    int busy = -1;
+                    for (int c = 0; c < cpus; c++)
+                        if (on[c] == 1 && (busy < 0 || c == v->to))
+                            busy = c;
+                    int b = age_bin(v->t - run_t0[busy]);
+                    s->run_chances[b]++;
+                    s->run_stacked[b] += on[v->to] >= 1;
+                }
             }
         } else if (v->type == EV_MOVE) {
             if (spell >= 0 && on[v->from] >= 2 && on[v->to] == 0) {
@@ -315,10 +327,10 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
             else
                 s->other_moves++;
         }
-        if (v->from >= 0)
-            on[v->from]--;
-        if (v->to >= 0)
-            on[v->to]++;
+        if (v->from >= 0 && --on[v->from] == 0)
+            empty_t[v->from] = v->t;
+        if (v->to >= 0 && on[v->to]++ == 0 && v->t - empty_t[v->to] > RP_STACK_BRIDGE_MS)
+            run_t0[v->to] = v->t;      /* a new run (not a thread going on) */
         total += (v->to >= 0) - (v->from >= 0);
         most = 0;
         idle = 0;
@@ -349,6 +361,77 @@ int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_s
     for (int k = 0; k < 3; k++)
         s->spell_wait_ms[k] = s->spell_moves[k] > 0 ? s->spell_ms[k] / (double)s->spell_moves[k] : -1;
     return share_cpu(op, n, cpus, load, s);
+}
+
+/* ---- the share by load and run ---------------------------------------------- */
+
+#define RUNFIT_ITERS 1000
+
+int rp_stack_runfit(const rp_stack_result *r, int by_load, double *share, double *factor,
+                    double *age_ms)
+{
+    const rp_stack_sum *row[RP_STACK_NLOADS];
+    int nl = by_load ? RP_STACK_NLOADS : 1;
+    for (int l = 0; l < nl; l++)
+        row[l] = by_load ? &r->at[l] : &r->all;
+    double lo = 0;
+    for (int b = 0; b < RP_STACK_NAGE; lo = rp_stack_age_ms[b++]) {
+        age_ms[b] = isinf(rp_stack_age_ms[b]) ? 2 * lo : 0.5 * (lo + rp_stack_age_ms[b]);
+        factor[b] = 1;
+    }
+    for (int it = 0; it < RUNFIT_ITERS; it++) {
+        for (int l = 0; l < nl; l++) {  /* each load's stacked count kept */
+            double den = 0;
+            long st = 0;
+            for (int b = 0; b < RP_STACK_NAGE; b++) {
+                den += (double)row[l]->run_chances[b] * factor[b];
+                st += row[l]->run_stacked[b];
+            }
+            share[l] = den > 0 ? (double)st / den : 0;
+        }
+        for (int b = 0; b < RP_STACK_NAGE; b++) {   /* each bin's */
+            double den = 0;
+            long st = 0;
+            for (int l = 0; l < nl; l++) {
+                den += (double)row[l]->run_chances[b] * share[l];
+                st += row[l]->run_stacked[b];
+            }
+            if (den > 0)
+                factor[b] = (double)st / den;
+        }
+    }
+    /* the factors' mean over every chance 1: the loads' shares take the scale */
+    double w = 0, c = 0;
+    for (int l = 0; l < nl; l++)
+        for (int b = 0; b < RP_STACK_NAGE; b++) {
+            w += (double)row[l]->run_chances[b] * factor[b];
+            c += (double)row[l]->run_chances[b];
+        }
+    if (w > 0) {
+        for (int b = 0; b < RP_STACK_NAGE; b++)
+            factor[b] *= c / w;
+        for (int l = 0; l < nl; l++)
+            share[l] *= w / c;
+    }
+    /* bins never seen: the nearest younger seen bin's factor, else the older's */
+    int seen[RP_STACK_NAGE], any = 0;
+    for (int b = 0; b < RP_STACK_NAGE; b++) {
+        long ch = 0;
+        for (int l = 0; l < nl; l++)
+            ch += row[l]->run_chances[b];
+        any |= seen[b] = ch > 0;
+    }
+    for (int b = 0; any && b < RP_STACK_NAGE; b++)
+        if (!seen[b]) {
+            int k = b;
+            while (k >= 0 && !seen[k])
+                k--;
+            if (k < 0)
+                for (k = b; !seen[k]; k++)
+                    ;
+            factor[b] = factor[k];
+        }
+    return nl;
 }
 
 /* ---- the measurement -------------------------------------------------------- */

@@ -47,6 +47,7 @@
 #define RP_STACK_GAP_MS 0.02       /* a unit this much longer than the others: the op was off its CPU */
 #define RP_STACK_MAX_CPU 64
 #define RP_STACK_NLOADS 4
+#define RP_STACK_BRIDGE_MS 0.05    /* a CPU empty this long or less kept its run (a thread going on) */
 
 /* One op's life: it ran on seg[k].cpu from seg[k].t to the next change (or t1). */
 typedef struct {
@@ -88,6 +89,14 @@ typedef struct {
     long chances2, stacked2;       /* the same while every CPU running an op ran two or more
                                       (the simulator puts such a start on the free core) */
     double share;                  /* stacked / chances (0 when no chance) */
+    /* The chances and the stacked by the busy CPU's run: how long it had
+     * been running ops when the woken op started (since it last had none
+     * for more than RP_STACK_BRIDGE_MS: a thread going on at once with its
+     * next op keeps its run), in the bins of rp_stack_age_ms. Linux's
+     * EEVDF lets the running thread keep its CPU till it has had its slice,
+     * so a woken thread put beside a young run waits and is pulled to the
+     * free CPU, where beside an old one it takes the CPU at once. */
+    long run_chances[RP_STACK_NAGE], run_stacked[RP_STACK_NAGE];
     /* Time with a CPU running no op and another two or more, and the moves
      * out of it (an op from a CPU of 2+ to one of none), by how that spell
      * began: [0] a woken op started on the busy CPU (the balancer must find
@@ -147,6 +156,20 @@ typedef struct {
  * left out), only from ops of load step `load` (-1: all). Ties at one
  * instant: ends, then moves, then starts. 0, or -1 when out of memory. */
 int rp_stack_summarize(const rp_stack_op *op, size_t n, int cpus, int load, rp_stack_sum *s);
+
+/* The share by load and by the busy CPU's run as two factors (rp_stack_sum's
+ * run_chances and run_stacked): the chance a woken op goes beside a run of
+ * age bin b at load step l is share[l] x factor[b], fitted to the counts by
+ * iterative proportional fitting, so that each load's stacked count is
+ * kept (sum over b of chances[l][b] share[l] factor[b] = stacked[l]) and
+ * each bin's too (over l), and the factors' mean over every chance is 1.
+ * The rows are the load steps (by_load), or the one pooled row (`all`,
+ * share[0]). A bin with no chance takes the factor of the nearest younger
+ * bin that had one (else the nearest older; 1 when none had any). age_ms
+ * gets each bin's middle (the open bin: twice its lower end), the ages the
+ * scenario's cpu.stack.run interpolates on. The rows' count (4 or 1). */
+int rp_stack_runfit(const rp_stack_result *r, int by_load, double *share, double *factor,
+                    double *age_ms);
 
 /* The measurement: p->cores CPUs, p->decode_workers workers, seconds at each
  * load, the ops op_scale (> 0) times the real ops' times (1: the pipeline's;

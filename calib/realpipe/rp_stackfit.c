@@ -16,9 +16,10 @@
 #define FIT_SECONDS 120     /* each load's simulated time (and 2 replications) */
 #define FIT_STEPS 14        /* bisection: the measured mean / 2^14 */
 
-int rp_stackfit_scenario(const rp_stack_result *r, int by_load, double migrate_ms, double pull_ms,
+int rp_stackfit_scenario(const rp_stack_result *r, int how, double migrate_ms, double pull_ms,
                          double switch_ms, int l, char *text, size_t cap)
 {
+    int by_load = (how & RP_STACKFIT_BY_LOAD) != 0;
     rp_params sp;                      /* the stack figures, written as the pipeline's are */
     rp_params_default(&sp);
     sp.has_stack = 1;
@@ -30,6 +31,10 @@ int rp_stackfit_scenario(const rp_stack_result *r, int by_load, double migrate_m
     for (int k = 0; k < sp.nstack_load; k++) {
         sp.stack_load_share[k] = r->at[k].share;
         sp.stack_load_util[k] = r->at[k].util;
+    }
+    if (how & RP_STACKFIT_BY_RUN) {
+        rp_stack_runfit(r, by_load, sp.stack_run_share, sp.stack_run_factor, sp.stack_run_age_ms);
+        sp.nstack_run = RP_STACK_NAGE;
     }
     char *stack = NULL;
     size_t len = 0;
@@ -60,11 +65,11 @@ int rp_stackfit_scenario(const rp_stack_result *r, int by_load, double migrate_m
 }
 
 /* The simulator's two-on-one-core share at load step l with that pull_ms. */
-static int sim_share(const rp_stack_result *r, int by_load, double migrate_ms, double pull_ms,
+static int sim_share(const rp_stack_result *r, int how, double migrate_ms, double pull_ms,
                      double switch_ms, int l, double *share, char *err, size_t errlen)
 {
     char text[2048];
-    if (rp_stackfit_scenario(r, by_load, migrate_ms, pull_ms, switch_ms, l, text, sizeof text)) {
+    if (rp_stackfit_scenario(r, how, migrate_ms, pull_ms, switch_ms, l, text, sizeof text)) {
         snprintf(err, errlen, "stackcal's scenario does not fit in %zu bytes", sizeof text);
         return -1;
     }
@@ -89,7 +94,7 @@ static int sim_share(const rp_stack_result *r, int by_load, double migrate_ms, d
 
 /* The simulator's shares at every load with that pull_ms, and their mean
  * over the loads stackcal saw two ops at. */
-static int sim_all(const rp_stack_result *r, int by_load, double migrate_ms, double pull_ms,
+static int sim_all(const rp_stack_result *r, int how, double migrate_ms, double pull_ms,
                    double switch_ms, const double *real, double *share, double *mean, char *err,
                    size_t errlen)
 {
@@ -99,7 +104,7 @@ static int sim_all(const rp_stack_result *r, int by_load, double migrate_ms, dou
         share[l] = -1;
         if (real[l] < 0)
             continue;
-        if (sim_share(r, by_load, migrate_ms, pull_ms, switch_ms, l, &share[l], err, errlen))
+        if (sim_share(r, how, migrate_ms, pull_ms, switch_ms, l, &share[l], err, errlen))
             return -1;
         sum += share[l];
         n++;
@@ -108,7 +113,7 @@ static int sim_all(const rp_stack_result *r, int by_load, double migrate_ms, dou
     return 0;
 }
 
-int rp_stackfit_run(const rp_stack_result *r, int by_load, double migrate_ms, double pull_ms,
+int rp_stackfit_run(const rp_stack_result *r, int how, double migrate_ms, double pull_ms,
                     double switch_ms, rp_stackfit *f, char *err, size_t errlen)
 {
     memset(f, 0, sizeof *f);
@@ -129,7 +134,7 @@ int rp_stackfit_run(const rp_stack_result *r, int by_load, double migrate_ms, do
     }
     f->real_mean = sum / n;
     double hi_mean, lo_mean, mean;
-    if (sim_all(r, by_load, migrate_ms, pull_ms, switch_ms, f->real, f->sim_measured, &hi_mean, err,
+    if (sim_all(r, how, migrate_ms, pull_ms, switch_ms, f->real, f->sim_measured, &hi_mean, err,
                 errlen))
         return -1;
     memcpy(f->sim_fit, f->sim_measured, sizeof f->sim_fit);
@@ -139,7 +144,7 @@ int rp_stackfit_run(const rp_stack_result *r, int by_load, double migrate_ms, do
         return 0;
     }
     double lo = 0, hi = pull_ms, share[RP_STACK_NLOADS];
-    if (sim_all(r, by_load, migrate_ms, 0, switch_ms, f->real, share, &lo_mean, err, errlen))
+    if (sim_all(r, how, migrate_ms, 0, switch_ms, f->real, share, &lo_mean, err, errlen))
         return -1;
     if (lo_mean >= f->real_mean) {      /* over it even with an instant pull */
         f->clamped = -1;
@@ -150,7 +155,7 @@ int rp_stackfit_run(const rp_stack_result *r, int by_load, double migrate_ms, do
     }
     for (int k = 0; k < FIT_STEPS; k++) {  /* the share grows with pull_ms */
         double mid = 0.5 * (lo + hi);
-        if (sim_all(r, by_load, migrate_ms, mid, switch_ms, f->real, share, &mean, err, errlen))
+        if (sim_all(r, how, migrate_ms, mid, switch_ms, f->real, share, &mean, err, errlen))
             return -1;
         if (mean > f->real_mean)
             hi = mid;
@@ -158,6 +163,6 @@ int rp_stackfit_run(const rp_stack_result *r, int by_load, double migrate_ms, do
             lo = mid;
     }
     f->pull_ms = 0.5 * (lo + hi);
-    return sim_all(r, by_load, migrate_ms, f->pull_ms, switch_ms, f->real, f->sim_fit,
+    return sim_all(r, how, migrate_ms, f->pull_ms, switch_ms, f->real, f->sim_fit,
                    &f->sim_mean, err, errlen);
 }

@@ -40,15 +40,19 @@ typedef struct {
     double real_mean, sim_mean;                /* over the loads with two-op time, at the fit */
 } rp_stackfit;
 
+/* `how`: the share's form, as the pipeline scenario will take it. */
+enum { RP_STACKFIT_BY_LOAD = 1,   /* by the cores' utilisation (else r->all.share) */
+       RP_STACKFIT_BY_RUN = 2 };  /* and by the busy core's run (rp_stack_runfit) */
+
 /* The scenario text of stackcal's system at load step l with that pull_ms
- * (its cpu.stack written by rp_stack_yaml, as the pipeline scenario's: by load
- * when by_load, else r->all.share). 0, or -1 when it does not fit in cap. */
-int rp_stackfit_scenario(const rp_stack_result *r, int by_load, double migrate_ms, double pull_ms,
+ * (its cpu.stack written by rp_stack_yaml, as the pipeline scenario's, in
+ * the form `how` says). 0, or -1 when it does not fit in cap. */
+int rp_stackfit_scenario(const rp_stack_result *r, int how, double migrate_ms, double pull_ms,
                          double switch_ms, int l, char *text, size_t cap);
 
 /* The fit. 0, or -1 and a message (a scenario the simulator refused, out of
  * memory). */
-int rp_stackfit_run(const rp_stack_result *r, int by_load, double migrate_ms, double pull_ms,
+int rp_stackfit_run(const rp_stack_result *r, int how, double migrate_ms, double pull_ms,
                     double switch_ms, rp_stackfit *f, char *err, size_t errlen);
 
 #endif

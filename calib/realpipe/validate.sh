@@ -66,7 +66,8 @@
 # same loads simulated at one speed, results-steady.csv), STACK_S (4): stackcal's
 # seconds at each of its loads (0: no stackcal, and the prediction pools the cores;
 # with it, the prediction places each job on a core, cpu.stack, and the report also
-# shows the same loads with the cores pooled, results-pooled.csv), TURN_S (6):
+# shows the same loads with the cores pooled, results-pooled.csv, and with the
+# share by load alone, not by the busy core's run too, results-norun.csv), TURN_S (6):
 # turncal's seconds (with stackcal; 0: no turncal, and the jobs on one core turn
 # after exponential waits, stackcal's switch_ms; with it, they turn at the
 # scheduler's tick, cpu.stack.tick_ms, an op put beside a busy one running through
@@ -113,6 +114,7 @@ CORE_POOL=${CORE_POOL:-1}
 DRIFT_S=${DRIFT_S:-60}
 DRIFT_WINDOW_MS=${DRIFT_WINDOW_MS:-1000}
 STACK_S=${STACK_S:-4}
+RUN_BRIDGE_MS=0.05                  # stackcal's run bridge (calib/realpipe/rp_stack.h RP_STACK_BRIDGE_MS)
 TURN_S=${TURN_S:-6}
 COLD_S=${COLD_S:-30}
 LOADS=${LOADS:-"0.30 0.50 0.70 0.85"}
@@ -412,6 +414,14 @@ for L in $LOADS; do
     ./vlrealpipe compare --load "$L" --sim "$D/sim-pooled.csv" --warmup "$WARMUP" --out "$D/rows-pooled.csv" \
       "${used[@]}" > /dev/null
   fi
+  if [ "$STACK_S" != 0 ]; then     # the same prediction without the share by run: what cpu.stack.run does
+    ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
+      --wake-calib "$L_WCAL" "${DRIFT[@]}" "${STACK[@]}" --no-stack-run "${COLD[@]}" --fps "$FPS" --cores "$CORES" \
+      --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-norun.yaml"
+    ./vlsim run "$D/scenario-norun.yaml" --csv "$D/sim-norun.csv" -q 2> "$D/sim-norun.log"
+    ./vlrealpipe compare --load "$L" --sim "$D/sim-norun.csv" --warmup "$WARMUP" --out "$D/rows-norun.csv" \
+      "${used[@]}" > /dev/null
+  fi
   if [ "$TURN_S" != 0 ]; then      # the same prediction with exponential turns: what the ticks do
     ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
       --wake-calib "$L_WCAL" "${DRIFT[@]}" "${STACK_EXP[@]}" "${COLD[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" \
@@ -462,6 +472,7 @@ join_loads rows-iso.csv > "$WORK/results-iso.csv"
 join_loads rows-probed.csv > "$WORK/results-probed.csv"
 [ "$DRIFT_S" = 0 ] || join_loads rows-steady.csv > "$WORK/results-steady.csv"
 [ "$STACK_S" = 0 ] || join_loads rows-pooled.csv > "$WORK/results-pooled.csv"
+[ "$STACK_S" = 0 ] || join_loads rows-norun.csv > "$WORK/results-norun.csv"
 [ "$TURN_S" = 0 ] || join_loads rows-expturns.csv > "$WORK/results-expturns.csv"
 [ "$COLD_S" = 0 ] || join_loads rows-warm.csv > "$WORK/results-warm.csv"
 FLAT=1                            # every load point's scenario had the clip's content
@@ -729,6 +740,23 @@ elapsed=$(( $(date +%s) - t_start ))
     echo
     frame_table "$WORK/results-pooled.csv"
     echo
+    echo "### The same loads with the share by load alone"
+    echo
+    echo "The prediction's share of woken ops put beside a running one is split in two factors"
+    echo "(stackcal's stack_run line, rp_stack_runfit: one by load and one by the busy CPU's run,"
+    echo "how long it had been running ops, a thread going on within ${RUN_BRIDGE_MS} ms keeping its run;"
+    echo "the scenario's cpu.stack.run). Linux's EEVDF lets a running thread keep its CPU till it"
+    echo "has had its slice, so a woken thread put beside a young run waits there and is pulled to"
+    echo "the free CPU before it starts; beside an old one it takes the CPU at once. stackcal's"
+    echo "share by the busy CPU's run (ms, its bins), pooled over the loads:"
+    echo
+    grep '^#   all: share by' "$WORK/calib/stackcal.yaml" | sed 's/^#   /    /'
+    echo
+    echo "The same real runs against the same scenario with the share by load alone (the"
+    echo "prediction before 2026-12-05):"
+    echo
+    frame_table "$WORK/results-norun.csv"
+    echo
   fi
   if [ "$TURN_S" != 0 ]; then
     echo "## The same loads with exponential turns"
@@ -946,6 +974,8 @@ rm -f "$OUT/results-flat.csv"
 mv "$WORK/results-perstream.csv" "$OUT/results-perstream.csv"
 rm -f "$OUT/results-pooled.csv" "$OUT/results-stack.csv"
 [ "$STACK_S" = 0 ] || mv "$WORK/results-pooled.csv" "$OUT/results-pooled.csv"
+rm -f "$OUT/results-norun.csv"
+[ "$STACK_S" = 0 ] || mv "$WORK/results-norun.csv" "$OUT/results-norun.csv"
 rm -f "$OUT/results-expturns.csv"
 [ "$TURN_S" = 0 ] || mv "$WORK/results-expturns.csv" "$OUT/results-expturns.csv"
 mv "$WORK/results.csv" "$OUT/results.csv"

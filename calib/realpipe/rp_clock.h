@@ -1,6 +1,8 @@
 /* rp_clock.h — the measurement threads' clock: the monotonic time in ms, a
- * sleep to an absolute time, and a thread's timer slack set to 1 ns so that
- * its timed waits wake on time, not 50 us late (as the pipeline's threads).
+ * sleep to an absolute time, and a thread's set-up: its timer slack set to
+ * 1 ns so that its timed waits wake on time, not 50 us late (as the
+ * pipeline's threads), and its name (vl-decode, vl-exec, ...), which a
+ * scheduler trace, top -H and perf show (rp_sched.h reads them).
  * Shared by the pipeline and the calibrations that run threads of their own
  * (rp_pipe.c, rp_mix.c, rp_wake.c, rp_stack.c). Header-only; no state. */
 #ifndef VL_RP_CLOCK_H
@@ -27,9 +29,12 @@ static inline void rp_sleep_until(double ms)
         ;
 }
 
-static inline void rp_quiet_thread(void)
+/* name: at most 15 characters (the kernel keeps 15), or NULL to keep it. */
+static inline void rp_quiet_thread(const char *name)
 {
     prctl(PR_SET_TIMERSLACK, 1UL, 0, 0, 0);
+    if (name)
+        prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0);
 }
 
 #endif

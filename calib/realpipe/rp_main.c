@@ -46,6 +46,7 @@
 #include "calib/realpipe/rp_pipe.h"
 #include "calib/realpipe/rp_scen.h"
 #include "calib/realpipe/rp_span.h"
+#include "calib/realpipe/rp_sched.h"
 #include "calib/realpipe/rp_stack.h"
 #include "calib/realpipe/rp_stackfit.h"
 #include "calib/realpipe/rp_stages.h"
@@ -75,6 +76,7 @@ static void usage(FILE *f)
         "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe coldcal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe turncal  [--seconds S] [--out F.yaml [--force]]\n"
+        "       vlrealpipe schedtrace TRACE.txt [--who NAME] [--from S] [--to S]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
         "                           [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...\n"
@@ -126,6 +128,14 @@ static void usage(FILE *f)
         "ignores it). Each load also prints the moves per ms by the spell's\n"
         "age (flat if the wait is exponential); --op-scale X (1) makes the ops X times the\n"
         "real ones, to see older ages (its figures are not the pipeline's).\n"
+        "schedtrace: where Linux put the woken threads named NAME (vl-decode) and how long\n"
+        "they waited to run, from a scheduler trace (ftrace's text with sched_waking,\n"
+        "sched_wakeup and sched_switch; calib/realpipe/schedtrace.sh records one around any\n"
+        "command, as root): by the CPU it was put on (its last, the waker's, another), what ran\n"
+        "there, whether another CPU was idle, and by how long the thread it was put beside\n"
+        "had run since switched in (rp_sched.h). The pipeline's and stackcal's threads are\n"
+        "named vl-source, vl-decode, vl-sample, vl-exec, vl-query, vl-response. --from/--to:\n"
+        "only the wake-ups S seconds after the trace's first event and before (stackcal's loads).\n"
         "coldcal: how much slower an op runs after its core idled (rp_cold.h): one thread, the\n"
         "pipeline's op mix for S (30) s, a sleep of 0, 0.1, 0.3, 1, 3, 10 or 30 ms (at random)\n"
         "before each op; factor: a frame's CPU time with every op after that gap over with\n"
@@ -316,6 +326,8 @@ struct opts {
     const char *ops;               /* run --ops: the op log */
     const char *out, *calib, *dcalib, *sim, *spread, *cdf, *dout, *overlap;
     const char *sim_spans, *stages, *batches;   /* compare: the segment diagnostic */
+    const char *who;               /* schedtrace: the threads' name (vl-decode) */
+    double from_s, to_s;           /* schedtrace: the wake-ups from, to s into the trace (0: end) */
     double load, sim_s;
     int sim_reps, rounds, threads;
     double seconds, window_ms;     /* driftcal's windows (0: 1000 ms) */
@@ -579,7 +591,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             {"--queries-per-min", 0, 1e6}, {"--cores", 1, 4096}, {"--wake-ms", 0, 1e3},
             {"--load", 1e-6, 10}, {"--sim-duration", 1e-3, 1e7}, {"--sim-reps", 1, 1000},
             {"--rounds", 1, 1e5}, {"--threads", 1, RP_CORES_MAX}, {"--window-ms", 1, 1e6},
-            {"--seconds", 1e-3, 3600}, {"--op-scale", 0.1, 100}, {"--speed-scale", 0.1, 10}};
+            {"--seconds", 1e-3, 3600}, {"--op-scale", 0.1, 100}, {"--speed-scale", 0.1, 10},
+            {"--from", 0, 1e6}, {"--to", 1e-6, 1e6}};
         int k = 0, nn = (int)(sizeof num / sizeof num[0]);
         while (k < nn && strcmp(a, num[k].name))
             k++;
@@ -616,7 +629,9 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             case 17: o->window_ms = x; break;
             case 18: o->seconds = x; break;
             case 19: o->op_scale = x; break;
-            default: o->p.speed_scale = x; break;
+            case 20: o->p.speed_scale = x; break;
+            case 21: o->from_s = x; break;
+            default: o->to_s = x; break;
             }
         } else if (!strcmp(a, "--wakeup")) {
             if (read_wakeup(v, &o->p.wake_ms, &o->p, err, n))
@@ -658,6 +673,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             o->overlap = v;
         } else if (!strcmp(a, "--sim-spans")) {
             o->sim_spans = v;
+        } else if (!strcmp(a, "--who")) {
+            o->who = v;
         } else if (!strcmp(a, "--stages")) {
             o->stages = v;
         } else if (!strcmp(a, "--batches")) {
@@ -1478,6 +1495,29 @@ static int write_stages(const opts *o, const rp_set *s, const rp_set *t, double 
     return 0;
 }
 
+static int cmd_schedtrace(opts *o, char *err, size_t n)
+{
+    if (o->nfiles != 1) {
+        snprintf(err, n, "schedtrace needs one trace file (calib/realpipe/schedtrace.sh records one)");
+        return -1;
+    }
+    rp_sched_sum *s = malloc(sizeof *s);
+    if (!s) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    if (o->to_s > 0 && !(o->to_s > o->from_s)) {
+        snprintf(err, n, "--to must come after --from");
+        free(s);
+        return -1;
+    }
+    int rc = rp_sched_read(o->files[0], o->who ? o->who : "vl-decode", o->from_s, o->to_s, s, err, n);
+    if (rc == 0)
+        rp_sched_print(stdout, s);
+    free(s);
+    return rc;
+}
+
 static int cmd_compare(opts *o, char *err, size_t n)
 {
     if (isnan(o->load) || !o->sim || !o->out || o->nfiles < 1) {
@@ -1633,6 +1673,8 @@ int main(int argc, char **argv)
         rc = cmd_turncal(&o, err, sizeof err);
     else if (!strcmp(cmd, "compare"))
         rc = cmd_compare(&o, err, sizeof err);
+    else if (!strcmp(cmd, "schedtrace"))
+        rc = cmd_schedtrace(&o, err, sizeof err);
     else {
         snprintf(err, sizeof err, "unknown command '%s'", cmd);
         rc = -1;

@@ -185,7 +185,7 @@ static void push_bounded(ctx_t *c, ring *q, int s, long capacity, int drop_oldes
 static void *source_main(void *arg)
 {
     ctx_t *c = arg;
-    rp_quiet_thread();
+    rp_quiet_thread("vl-source");
     for (int i = 0; i < c->nframes && !atomic_load(&c->stop); i++) {
         int64_t at = c->release[i];
         struct timespec ts = abs_ts(c->t0 + at);
@@ -207,7 +207,7 @@ static void *source_main(void *arg)
 static void *decode_main(void *arg)
 {
     ctx_t *c = arg;
-    rp_quiet_thread();
+    rp_quiet_thread("vl-decode");
     for (;;) {
         pthread_mutex_lock(&c->dq_mu);
         while (c->dq.n == 0 && !atomic_load(&c->stop))
@@ -249,7 +249,7 @@ static void *decode_main(void *arg)
 static void *sample_main(void *arg)
 {
     ctx_t *c = arg;
-    rp_quiet_thread();
+    rp_quiet_thread("vl-sample");
     for (;;) {
         pthread_mutex_lock(&c->sq_mu);
         while (c->sq.n == 0 && !atomic_load(&c->stop))
@@ -340,7 +340,7 @@ static void to_response(ctx_t *c, int q, int64_t t)
 static void *executor_main(void *arg)
 {
     ctx_t *c = arg;
-    rp_quiet_thread();
+    rp_quiet_thread("vl-exec");
     const rp_params *p = c->p;
     pthread_mutex_lock(&c->xq_mu);
     for (;;) {
@@ -432,7 +432,7 @@ static void *executor_main(void *arg)
 static void *query_main(void *arg)
 {
     ctx_t *c = arg;
-    rp_quiet_thread();
+    rp_quiet_thread("vl-query");
     for (int q = 0; q < c->nq_used && !atomic_load(&c->stop); q++) {
         int64_t at = c->rec->q_arrive[q];
         struct timespec ts = abs_ts(c->t0 + at);
@@ -450,7 +450,7 @@ static void *query_main(void *arg)
 static void *response_main(void *arg)
 {
     ctx_t *c = arg;
-    rp_quiet_thread();
+    rp_quiet_thread("vl-response");
     for (;;) {
         pthread_mutex_lock(&c->rq_mu);
         while (c->rq.n == 0 && !atomic_load(&c->stop))

@@ -550,7 +550,7 @@ static void *decode_main(void *arg)
     shared *sh = ((thread_arg *)arg)->sh;
     int id = ((thread_arg *)arg)->id;
     double x = seed;
-    rp_quiet_thread();
+    rp_quiet_thread("vl-decode");
     int slept;
     for (long i; (i = q_pop(&sh->dq, &slept)) >= 0;) {
         sh->op[2 * i].load = sh->load[i];
@@ -566,7 +566,7 @@ static void *decode_main(void *arg)
 static void *sample_main(void *arg)
 {
     shared *sh = ((thread_arg *)arg)->sh;
-    rp_quiet_thread();
+    rp_quiet_thread("vl-sample");
     int slept;
     for (long i; (i = q_pop(&sh->sq, &slept)) >= 0;)
         if (i % sh->keep_every == 0)
@@ -579,7 +579,7 @@ static void *execute_main(void *arg)
     shared *sh = ((thread_arg *)arg)->sh;
     int id = ((thread_arg *)arg)->id;
     double x = seed;
-    rp_quiet_thread();
+    rp_quiet_thread("vl-exec");
     int slept;
     for (long i; (i = q_pop(&sh->xq, &slept)) >= 0;) {
         rp_stack_op *o = &sh->op[2 * i + 1];
@@ -701,7 +701,7 @@ int rp_stack_run(const rp_params *p, double seconds, double op_scale, rp_stack_r
             goto out;
         }
     }
-    rp_quiet_thread();                    /* the releaser, as the pipeline's camera thread */
+    rp_quiet_thread("vl-source");                    /* the releaser, as the pipeline's camera thread */
     double t = rp_now_ms() + 50;
     long nf = 0;
     for (int l = 0; l < RP_STACK_NLOADS; l++) {

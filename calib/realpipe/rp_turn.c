@@ -306,7 +306,7 @@ static void *sleeper_main(void *p)
     sleeper_arg *a = p;
     double end, wait;
     if (gate_pass(a->g, &end)) {
-        rp_quiet_thread();                        /* its sleeps end on time */
+        rp_quiet_thread("vl-sleeper");                        /* its sleeps end on time */
         double t0 = rp_now_ms();
         int rounds = (int)(a->sweep_ms / (RP_TURN_NW * RP_TURN_BLOCK_MS));
         if (rounds < 1)

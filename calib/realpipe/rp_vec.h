@@ -1,7 +1,8 @@
 /* rp_vec.h — a growing list of doubles (timings, latencies) for the
- * experiment's tools: the span statistics (rp_stats.c) and the mix
- * calibration (rp_mix.c). Neither is on a simulation path, where
- * statistics live in fixed-size histograms. Zero-initialise; free v. */
+ * experiment's tools: the span statistics (rp_stats.c), the mix
+ * calibration (rp_mix.c) and a scheduler trace's waits (rp_sched.c). None
+ * is on a simulation path, where statistics live in fixed-size histograms.
+ * Zero-initialise; free v. */
 #ifndef VL_RP_VEC_H
 #define VL_RP_VEC_H
 

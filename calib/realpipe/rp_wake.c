@@ -52,7 +52,7 @@ static void *worker_main(void *arg)
 {
     worker *w = arg;
     shared *sh = w->sh;
-    rp_quiet_thread();
+    rp_quiet_thread("vl-worker");
     for (;;) {
         pthread_mutex_lock(&sh->mu);
         while (!sh->stop && sh->head == sh->tail) {
@@ -298,7 +298,7 @@ int rp_wake_run(const rp_params *p, double seconds, rp_wake_result *r, char *err
             snprintf(err, errlen, "cannot start wakecal's threads");
             goto out;
         }
-    rp_quiet_thread();                    /* the releaser, as the pipeline's camera thread */
+    rp_quiet_thread("vl-source");                    /* the releaser, as the pipeline's camera thread */
     double t = rp_now_ms() + 50;          /* the workers are asleep by then */
     for (int l = 0; l < RP_WAKE_NLOADS; l++) {
         double gap = r->job_ms / (loads[l] * p->cores), end = t + seconds * 1e3;

@@ -1501,21 +1501,15 @@ static int cmd_schedtrace(opts *o, char *err, size_t n)
         snprintf(err, n, "schedtrace needs one trace file (calib/realpipe/schedtrace.sh records one)");
         return -1;
     }
-    rp_sched_sum *s = malloc(sizeof *s);
-    if (!s) {
-        snprintf(err, n, "out of memory");
-        return -1;
-    }
     if (o->to_s > 0 && !(o->to_s > o->from_s)) {
         snprintf(err, n, "--to must come after --from");
-        free(s);
         return -1;
     }
-    int rc = rp_sched_read(o->files[0], o->who ? o->who : "vl-decode", o->from_s, o->to_s, s, err, n);
-    if (rc == 0)
-        rp_sched_print(stdout, s);
-    free(s);
-    return rc;
+    rp_sched_sum s;
+    if (rp_sched_read(o->files[0], o->who ? o->who : "vl-decode", o->from_s, o->to_s, &s, err, n))
+        return -1;
+    rp_sched_print(stdout, &s);
+    return 0;
 }
 
 static int cmd_compare(opts *o, char *err, size_t n)

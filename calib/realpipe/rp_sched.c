@@ -17,7 +17,7 @@ const double rp_sched_age_ms[RP_SCHED_NAGE] = {0.25, 0.5, 1, 2, 4, HUGE_VAL};
 #define IDLE_BIN RP_SCHED_MAX_BESIDE           /* the beside bins: names, idle, other */
 #define OTHER_BIN (RP_SCHED_MAX_BESIDE + 1)
 #define NBESIDE (RP_SCHED_MAX_BESIDE + 2)
-#define NCLASS (RP_WENT_N * NBESIDE * 2)
+#define NCLASS RP_SCHED_MAX_CLASS
 
 typedef struct {                       /* what a CPU runs now */
     int known;                         /* a switch on it has been seen */

@@ -41,6 +41,10 @@
  * waker's), the waker's, or another. */
 enum { RP_WENT_PREV, RP_WENT_WAKER, RP_WENT_ELSE, RP_WENT_N };
 
+/* The classes: where it went x what ran there (the names, idle, other) x
+ * whether another CPU was idle. */
+#define RP_SCHED_MAX_CLASS (RP_WENT_N * (RP_SCHED_MAX_BESIDE + 2) * 2)
+
 /* The slice-age bins' upper ends, ms (the last is open). */
 extern const double rp_sched_age_ms[RP_SCHED_NAGE];
 
@@ -59,7 +63,7 @@ typedef struct {
     long wakeups;                      /* of `who`, woken and run */
     long lost;                         /* woken but never seen to run (the trace ended) */
     int nclass;
-    rp_sched_class cls[RP_WENT_N * (RP_SCHED_MAX_BESIDE + 2) * 2];   /* most first */
+    rp_sched_class cls[RP_SCHED_MAX_CLASS];   /* most first */
     /* put beside a running thread (not idle), by that thread's slice age */
     long age_n[RP_SCHED_NAGE];
     double age_wait_ms[RP_SCHED_NAGE]; /* their mean wait */

@@ -266,6 +266,11 @@ typedef struct {
                                 multiples of this) after the running job had its core for
                                 stack_slice_ms */
     double stack_slice_ms;   /* >= 0, with stack_tick_ms */
+    int nstack_protect;      /* 0: off; else (ticks on) a woken job placed beside a running one
+                                younger than stack_protect_ms is held, with the share
+                                interpolated at its work (cpu.stack.protect, cores_set_protect) */
+    double stack_protect_ms;
+    double stack_protect_work_ms[CFG_MAX_THROUGH], stack_protect_share[CFG_MAX_THROUGH];
     int nstack_through;      /* 0: every job on a busy core turns at ticks; else (ticks on) a
                                 job started on a busy core runs through, never cut at a tick,
                                 with the share interpolated at its work (cpu.stack.through) */

@@ -30,7 +30,11 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->move_due = 0;
     c->freed_t = -1;
     c->freed_core = -1;
+    c->freed_since = 0;
     c->switch_ms = 0;
+    c->protect_ms = 0;
+    c->protect_work_ms = c->protect_share = NULL;
+    c->nprotect = 0;
     c->tick_ms = c->slice_ms = 0;
     c->turn_at = NULL;
     c->through_work_ms = c->through_share = NULL;
@@ -52,7 +56,7 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->work_ms = c->cold_extra_ms = 0;
     c->spell_ms[0] = c->spell_ms[1] = 0;
     c->spell_moves[0] = c->spell_moves[1] = c->spells[0] = c->spells[1] = 0;
-    c->chances = c->stacked = 0;
+    c->chances = c->stacked = c->protected_starts = 0;
     c->spell = -1;
     c->spell_t0 = 0;
     c->job = malloc((size_t)c->cap * sizeof *c->job);
@@ -125,14 +129,35 @@ int cores_set_ticks(cores_t *c, double tick_ms, double slice_ms)
     return 0;
 }
 
-int cores_set_through(cores_t *c, const double *work_ms, const double *share, int n)
+/* A table of shares by work: n >= 1 works > 0, increasing, shares in [0, 1]. */
+static int share_table_ok(const double *work_ms, const double *share, int n)
 {
-    if (!(c->tick_ms > 0) || n < 1)
-        return -1;
+    if (n < 1)
+        return 0;
     for (int i = 0; i < n; i++)
         if (!(work_ms[i] > 0 && share[i] >= 0 && share[i] <= 1)
             || (i > 0 && !(work_ms[i] > work_ms[i - 1])))
-            return -1;
+            return 0;
+    return 1;
+}
+
+int cores_set_protect(cores_t *c, double protect_ms, const double *work_ms, const double *share,
+                      int n)
+{
+    if (!(c->tick_ms > 0) || !(protect_ms >= 0) || !isfinite(protect_ms)
+        || !share_table_ok(work_ms, share, n))
+        return -1;
+    c->protect_ms = protect_ms;
+    c->protect_work_ms = work_ms;
+    c->protect_share = share;
+    c->nprotect = n;
+    return 0;
+}
+
+int cores_set_through(cores_t *c, const double *work_ms, const double *share, int n)
+{
+    if (!(c->tick_ms > 0) || !share_table_ok(work_ms, share, n))
+        return -1;
     c->through_work_ms = work_ms;
     c->through_share = share;
     c->nthrough = n;
@@ -394,6 +419,16 @@ static int longest_waiting(const cores_t *c, int k, int not)
     return best;
 }
 
+/* Protection on: a job held (waiting out the running job's protected
+ * slice) is on core k. */
+static int held_on(const cores_t *c, int k)
+{
+    for (int j = 0; j < c->n; j++)
+        if (c->job[j].core == k && c->job[j].held)
+            return 1;
+    return 0;
+}
+
 /* Turns on: job j takes its core at now from whoever had it. */
 static void take_core(cores_t *c, int j, double now)
 {
@@ -403,6 +438,7 @@ static void take_core(cores_t *c, int j, double now)
         c->job[r].since = now;
     }
     c->job[j].running = 1;
+    c->job[j].held = 0;
     c->job[j].since = now;
 }
 
@@ -417,6 +453,8 @@ static void take_core(cores_t *c, int j, double now)
 static double tick_due(const cores_t *c, int k, double now)
 {
     int r = running_on(c, k);
+    if (r >= 0 && held_on(c, k))       /* a job held beside it takes the core when its slice ends */
+        return c->job[r].since + c->protect_ms > now ? c->job[r].since + c->protect_ms : now;
     if (r >= 0 && c->job[r].through)
         return HUGE_VAL;               /* it runs through: no turn while it runs */
     double t = r >= 0 ? c->job[r].since + c->slice_ms : now;
@@ -540,6 +578,8 @@ int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t 
     int core = 0;
     if (c->place_rng)
         core = on_core >= 0 && on_core < c->cores ? on_core : place(c, now);
+    /* a thread going on at once on the core its last job just left */
+    int going_on = c->place_rng && on_core == core && c->freed_t == now && c->freed_core == core;
     if (c->ncold > 0 && work > 0) {    /* a core idle for a while runs its next job slower */
         double cold = work * cold_factor_at(c, c->place_rng ? core : c->n, now);
         c->work_ms += work;
@@ -552,9 +592,20 @@ int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t 
                   < held_interp(c->through_work_ms, c->through_share, c->nthrough, work);
     if (c->place_rng)
         core_gain(c, core, now);
-    c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0, core, 0, now, through};
-    if (c->place_rng && c->switch_ms > 0)
-        take_core(c, c->n - 1, now);   /* a placed job preempts the one running there */
+    c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0, core, 0, now, through, 0};
+    if (c->place_rng && c->switch_ms > 0) {
+        int r = running_on(c, core);
+        if (!going_on && r >= 0 && c->nprotect > 0 && now - c->job[r].since < c->protect_ms
+            && gsl_rng_uniform(c->place_rng)
+               < held_interp(c->protect_work_ms, c->protect_share, c->nprotect, work)) {
+            c->job[c->n - 1].held = 1; /* the running job is within its protected slice: wait */
+            c->protected_starts++;
+        } else {
+            take_core(c, c->n - 1, now);   /* a placed job preempts the one running there */
+        }
+        if (going_on && c->nprotect > 0)
+            c->job[c->n - 1].since = c->freed_since;   /* its thread's turn goes on */
+    }
     c->by_start = 1;
     return reschedule(c, q, now);
 }
@@ -573,6 +624,7 @@ int cores_tick(cores_t *c, ev_queue *q, double now, uint64_t gen)
                 core_lose(c, c->job[j].core, now);
                 c->freed_t = now;
                 c->freed_core = c->job[j].core;
+                c->freed_since = c->job[j].since;
             }
         } else {
             c->job[k++] = c->job[j];
@@ -622,7 +674,7 @@ void cores_reset_stats(cores_t *c, double now)
     c->work_ms = c->cold_extra_ms = 0;
     c->spell_ms[0] = c->spell_ms[1] = 0;
     c->spell_moves[0] = c->spell_moves[1] = c->spells[0] = c->spells[1] = 0;
-    c->chances = c->stacked = 0;
+    c->chances = c->stacked = c->protected_starts = 0;
 }
 
 void cores_close(cores_t *c, double now)

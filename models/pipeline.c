@@ -1096,6 +1096,9 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
                 && cores_set_turns(&p->cores, cfg->cpu.stack_switch_ms) != 0)
             || (cfg->cpu.stack_tick_ms > 0
                 && cores_set_ticks(&p->cores, cfg->cpu.stack_tick_ms, cfg->cpu.stack_slice_ms) != 0)
+            || (cfg->cpu.nstack_protect > 0
+                && cores_set_protect(&p->cores, cfg->cpu.stack_protect_ms, cfg->cpu.stack_protect_work_ms,
+                                     cfg->cpu.stack_protect_share, cfg->cpu.nstack_protect) != 0)
             || (cfg->cpu.nstack_through > 0
                 && cores_set_through(&p->cores, cfg->cpu.stack_through_work_ms,
                                      cfg->cpu.stack_through_share, cfg->cpu.nstack_through) != 0)

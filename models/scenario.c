@@ -2376,6 +2376,27 @@ static int read_through(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     return 0;
 }
 
+/* cpu.stack.protect: {ms: P, work_ms: [W...], share: [H...]}: a woken job
+ * placed beside a running one that has had its core under P ms is held
+ * till it has had P, with the share H by the woken job's work (protectcal). */
+static int read_protect(loader *ld, const yaml_node_t *map, cpu_cfg *u)
+{
+    static const table_spec t = {"cpu.stack.protect",
+                                 "a mapping such as {ms: 1.35, work_ms: [0.2, 0.65, 2], "
+                                 "share: [0.3, 0.7, 0.95]}",
+                                 "work_ms", "share", "work", "works", "share", POSITIVE, NONNEGATIVE,
+                                 CFG_MAX_THROUGH, "ms"};
+    int n = 0;
+    const yaml_node_t *v;
+    if (read_xy_table(ld, map, &t, u->stack_protect_work_ms, u->stack_protect_share, &n)
+        || check_shares(ld, get(ld, map, "share"), "cpu.stack.protect.share", u->stack_protect_share, n)
+        || !(v = need(ld, map, "cpu.stack.protect", "ms"))
+        || read_double(ld, v, "cpu.stack.protect.ms", NONNEGATIVE, &u->stack_protect_ms))
+        return -1;
+    u->nstack_protect = n;
+    return 0;
+}
+
 /* cpu.stack.run: {age_ms: [A...], factor: [F...], bridge_ms: B (0.05)}, the
  * share's factor by the busy core's run age (stackcal). */
 static int read_run(loader *ld, const yaml_node_t *map, cpu_cfg *u)
@@ -2397,14 +2418,15 @@ static int read_run(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 
 /* cpu.stack: {share: S or [S...] (with share_load: [U...], util_halflife_ms:
  * H), migrate_ms: M, pull_ms: P (M), switch_ms: W (0) or tick_ms: T with
- * slice_ms: L (0) and through: {...}, run: {...}}, placement of jobs on cores and their
- * turns on one (vlrealpipe stackcal measures the placement and W, turncal
- * T, L and the through shares). */
+ * slice_ms: L (0), through: {...} and protect: {...}, run: {...}}, placement of
+ * jobs on cores and their turns on one (vlrealpipe stackcal measures the
+ * placement and W, turncal T, L and the through shares, protectcal the
+ * protection). */
 static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 {
     static const char *const keys[] = {"share", "share_load", "util_halflife_ms", "migrate_ms",
-                                       "pull_ms", "switch_ms", "tick_ms", "slice_ms", "through",
-                                       "run", NULL};
+                                       "pull_ms", "switch_ms", "tick_ms", "slice_ms", "protect",
+                                       "through", "run", NULL};
     const char *path = "cpu.stack";
     const yaml_node_t *v;
     if (check_keys(ld, map, path, "a mapping such as {share: 0.1, migrate_ms: 8, pull_ms: 1.5}", keys))
@@ -2449,6 +2471,13 @@ static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
         if (!(u->stack_tick_ms > 0))
             return fail(ld, v, "cpu.stack.slice_ms", "slice_ms goes with tick_ms (turns at ticks)");
         if (read_double(ld, v, "cpu.stack.slice_ms", NONNEGATIVE, &u->stack_slice_ms))
+            return -1;
+    }
+    u->nstack_protect = 0;
+    if ((v = get(ld, map, "protect"))) {
+        if (!(u->stack_tick_ms > 0))
+            return fail(ld, v, "cpu.stack.protect", "protect goes with tick_ms (turns at ticks)");
+        if (read_protect(ld, v, u))
             return -1;
     }
     u->nstack_through = 0;

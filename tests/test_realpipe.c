@@ -1488,6 +1488,18 @@ Test(realpipe, stackcal_run_and_scenario, .timeout = 120)
     close_to("scenario through work", c.cpu.stack_through_work_ms[1], 1);
     close_to("scenario through share", c.cpu.stack_through_share[2], 0.03);
     close_to("scenario slice_ms 0", c.cpu.stack_slice_ms, 0);
+    cr_expect_eq(c.cpu.nstack_protect, 0, "no protection unless turncal says");
+    cfg_free(&c);
+    p.turns.nprotect = 2;              /* turncal's protect part */
+    p.turns.protect_ms = 1.39;
+    memcpy(p.turns.pwork_ms, (const double[]){0.25, 2}, 2 * sizeof(double));
+    memcpy(p.turns.pshare, (const double[]){0.23, 0.98}, 2 * sizeof(double));
+    fixture_scenario(&p, 1, NULL, 0, &cap, &c);
+    cr_expect_eq(c.cpu.nstack_protect, 2);
+    close_to("scenario protect.ms", c.cpu.stack_protect_ms, 1.39);
+    close_to("scenario protect work", c.cpu.stack_protect_work_ms[1], 2);
+    close_to("scenario protect share", c.cpu.stack_protect_share[0], 0.23);
+    cr_expect_eq(c.cpu.nstack_through, 3, "the through part beside it");
     cfg_free(&c);
 }
 

@@ -137,10 +137,23 @@ Test(rp_turn, parse_the_turns_line)
     near("work 2", t.work_ms[2], 1, 0);
     near("share 2", t.share[2], 0.7936, 0);
     near("share 3", t.share[3], 0, 0);
+    cr_expect_eq(t.nprotect, 0);
     cr_assert_eq(rp_turn_parse("turns: {tick_ms: 4, slice_ms: 0.617}", &t), 0);
     near("tick", t.tick_ms, 4, 0);
     near("slice", t.slice_ms, 0.617, 0);
     cr_expect_eq(t.nthrough, 0);
+    cr_assert_eq(rp_turn_parse("turns: {tick_ms: 3.98, slice_ms: 0, through: {work_ms: [0.25, 8], "
+                               "share: [0.98, 0]}, protect: {ms: 1.3929, work_ms: [0.25, 0.5, 4], "
+                               "share: [0.226, 0.4167, 1]}}\n", &t), 0);
+    cr_expect_eq(t.nthrough, 2);
+    cr_expect_eq(t.nprotect, 3);
+    near("protect ms", t.protect_ms, 1.3929, 0);
+    near("protect work 1", t.pwork_ms[1], 0.5, 0);
+    near("protect share 2", t.pshare[2], 1, 0);
+    cr_assert_eq(rp_turn_parse("turns: {tick_ms: 4, slice_ms: 0, protect: {ms: 1.4, work_ms: [1], "
+                               "share: [0.5]}}", &t), 0);
+    cr_expect_eq(t.nthrough, 0);
+    cr_expect_eq(t.nprotect, 1);
     static const char *const bad[] = {
         "turns: {tick_ms: 0, slice_ms: 0}",
         "turns: {tick_ms: 4, slice_ms: -1}",
@@ -154,6 +167,13 @@ Test(rp_turn, parse_the_turns_line)
         "turns: {tick_ms: 4, slice_ms: 0, through: {work_ms: [], share: []}}",
         "turns: {tick_ms: 4, slice_ms: 0, through: {work_ms: [1, 2], share: [1; 0]}}",
         "# turns: {tick_ms: 4, slice_ms: 0}",
+        "turns: {tick_ms: 4, slice_ms: 0, protect: {ms: -1, work_ms: [1], share: [0.5]}}",
+        "turns: {tick_ms: 4, slice_ms: 0, protect: {ms: 1.4, work_ms: [1, 2], share: [0.5]}}",
+        "turns: {tick_ms: 4, slice_ms: 0, protect: {ms: 1.4, work_ms: [1], share: [1.5]}}",
+        "turns: {tick_ms: 4, slice_ms: 0, protect: {ms: 1.4, work_ms: [2, 1], share: [1, 1]}}",
+        "turns: {tick_ms: 4, slice_ms: 0, protect: {ms: 1.4, share: [1]}}",
+        "turns: {tick_ms: 4, slice_ms: 0, protect: {ms: 1.4, work_ms: [1], share: [1]}",
+        "turns: {tick_ms: 4, slice_ms: 0, protect: {ms: x, work_ms: [1], share: [1]}}",
     };
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
         t.tick_ms = -7;
@@ -187,5 +207,18 @@ Test(rp_turn, run_short, .timeout = 60)
             near("through", r.through[k], 2 - r.ratio[k], 1e-12);
     }
     cr_expect(r.sse_through <= r.sse0 + 1e-12, "through %g, slice 0 %g", r.sse_through, r.sse0);
+    for (int k = 0; k < RP_TURN_NP; k++) {   /* the protect part: counts and shares agree */
+        cr_expect_eq(r.p_w_ms[k], rp_turn_p_ms[k]);
+        cr_expect(r.p_n[k] > 0 && r.p_held[k] <= r.p_n[k], "W %g: %ld of %ld held", r.p_w_ms[k],
+                  r.p_held[k], r.p_n[k]);
+        near("held share", r.p_share[k], (double)r.p_held[k] / (double)r.p_n[k], 1e-12);
+    }
+    long held = 0;
+    for (int k = 0; k < RP_TURN_NP; k++)
+        held += r.p_held[k];
+    if (held > 0)                      /* a held wakee waited past RP_TURN_HELD_MS from an age >= 0 */
+        cr_expect(r.protect_ms > RP_TURN_HELD_MS && r.protect_q1 <= r.protect_ms
+                  && r.protect_ms <= r.protect_q3, "protect %g (%g..%g)", r.protect_ms, r.protect_q1,
+                  r.protect_q3);
     cr_expect_eq(rp_turn_run(0, &r, err, sizeof err), -1);
 }

@@ -617,6 +617,180 @@ Test(stack, ticks_match_the_closed_form)
     }
 }
 
+/* ---- protected slices (cpu.stack.protect) */
+
+/* One core, ticks every 4 ms, slice 0, protection `protect` with the one
+ * share `share` at every work (replication rep of the placement stream);
+ * job j of work[j] starts at t0[j] (t0 < 0: it starts when job chain_of[j]
+ * ends, its thread going on at once on that core). done[j]: its end.
+ * Returns the starts held. */
+static long protect_run_rep(double protect, const double *pw, const double *ps, int np, uint64_t rep,
+                            int n, const double *t0, const int *chain_of, const double *work,
+                            double *done)
+{
+    cores_t k;
+    ev_queue q;
+    gsl_rng *r = rng_stream(11, rep, 1);
+    cr_assert_not_null(r);
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 1, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, 0, NEVER, NEVER, r), 0);
+    cr_assert_eq(cores_set_ticks(&k, 4, 0), 0);
+    cr_assert_eq(cores_set_protect(&k, protect, pw, ps, np), 0);
+    for (int j = 0; j < n; j++) {
+        done[j] = -1;
+        if (t0[j] >= 0)
+            cr_assert_eq(ev_push(&q, t0[j], START, (uint32_t)j, 0), 0);
+    }
+    ev_t e;
+    long events = 0;
+    while (ev_pop(&q, &e) == 0) {
+        cr_assert_lt(++events, 100000);
+        if (e.kind == TICK) {
+            cr_assert_eq(cores_event(&k, &q, e.t, e.a, e.b), 0);
+        } else if (e.kind == START) {
+            cr_assert_eq(cores_start(&k, &q, e.t, 7, e.a, 0, work[e.a]), 0);
+        } else {
+            done[e.a] = e.t;
+            for (int j = 0; j < n; j++)
+                if (t0[j] < 0 && chain_of[j] == (int)e.a)
+                    cr_assert_eq(cores_start_on(&k, &q, e.t, 7, (uint32_t)j, 0, work[j],
+                                                cores_freed_core(&k, e.t)), 0);
+        }
+    }
+    long held = k.protected_starts;
+    cores_free(&k);
+    ev_free(&q);
+    gsl_rng_free(r);
+    return held;
+}
+
+static long protect_run(double protect, double share, int n, const double *t0, const int *chain_of,
+                        const double *work, double *done)
+{
+    static const double w1[] = {1};
+    double s1[] = {share};
+    return protect_run_rep(protect, w1, s1, 1, 0, n, t0, chain_of, work, done);
+}
+
+/* Protection needs ticks, a finite value >= 0 and a table of increasing
+ * works > 0 with shares in [0, 1]. */
+Test(stack, protect_needs_ticks)
+{
+    static const double w[] = {0.5, 2}, s[] = {0.3, 0.9}, bad[] = {0.3, 1.2}, down[] = {2, 0.5};
+    cores_t k;
+    gsl_rng *r = rng_stream(11, 0, 1);
+    cr_assert_eq(cores_init(&k, 2, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, 0, 1, 1, r), 0);
+    cr_expect_eq(cores_set_protect(&k, 1.4, w, s, 2), -1, "without ticks");
+    cr_assert_eq(cores_set_ticks(&k, 4, 0), 0);
+    cr_expect_eq(cores_set_protect(&k, -0.1, w, s, 2), -1);
+    cr_expect_eq(cores_set_protect(&k, INFINITY, w, s, 2), -1);
+    cr_expect_eq(cores_set_protect(&k, 1.4, w, s, 0), -1, "an empty table");
+    cr_expect_eq(cores_set_protect(&k, 1.4, w, bad, 2), -1, "a share over 1");
+    cr_expect_eq(cores_set_protect(&k, 1.4, down, s, 2), -1, "works not increasing");
+    cr_expect_eq(cores_set_protect(&k, 1.4, w, s, 2), 0);
+    cores_free(&k);
+    gsl_rng_free(r);
+}
+
+/* Ticks at 4, 8, ...; slice 0; A of 10 at 0, B of 1 at 0.5; protection
+ * 1.4. Share 1: A has had the core 0.5 < 1.4, so B is held till A has had
+ * 1.4 and runs 1.4-2.4 (its slice 0 cut at the tick at 4 only, after it
+ * ended); A, 8.6 left, runs 2.4-11. Share 0, or no protection (the rule
+ * before): B takes the core at 0.5 and ends at 1.5, A at 11. B at 1.5,
+ * share 1: A is past its protection, B takes the core at once: 2.5. */
+Test(stack, protect_woken_job_held_beside_a_young_run)
+{
+    double d[2];
+    cr_expect_eq(protect_run(1.4, 1, 2, (const double[]){0, 0.5}, (const int[]){-1, -1},
+                             (const double[]){10, 1}, d), 1);
+    near("B held till A has had 1.4", d[1], 2.4, 1e-12);
+    near("A", d[0], 11, 1e-12);
+    cr_expect_eq(protect_run(1.4, 0, 2, (const double[]){0, 0.5}, (const int[]){-1, -1},
+                             (const double[]){10, 1}, d), 0);
+    near("share 0: B at once", d[1], 1.5, 1e-12);
+    near("A", d[0], 11, 1e-12);
+    cr_expect_eq(protect_run(0, 1, 2, (const double[]){0, 0.5}, (const int[]){-1, -1},
+                             (const double[]){10, 1}, d), 0);
+    near("protection 0: B at once", d[1], 1.5, 1e-12);
+    cr_expect_eq(protect_run(1.4, 1, 2, (const double[]){0, 1.5}, (const int[]){-1, -1},
+                             (const double[]){10, 1}, d), 0);
+    near("B after A's protection: at once", d[1], 2.5, 1e-12);
+    near("A", d[0], 11, 1e-12);
+}
+
+/* A thread going on keeps its turn. A of 0.5 at 0; its thread goes on at
+ * 0.5 with A' of 10; B of 1 at 0.6, share 1, protection 1.4. A' counts
+ * from 0, when A got the core: B is held till 1.4 and runs 1.4-2.4; A' did
+ * 0.9 by 1.4 and ends at 2.4 + 9.1 = 11.5. B at 1.5: A' is past its
+ * protection (1.5 from 0, though only 1.0 from its own start), B takes the
+ * core at once and ends at 2.5; A' at 11.5. */
+Test(stack, protect_going_on_keeps_its_turn)
+{
+    double d[3];
+    cr_expect_eq(protect_run(1.4, 1, 3, (const double[]){0, -1, 0.6}, (const int[]){-1, 0, -1},
+                             (const double[]){0.5, 10, 1}, d), 1);
+    near("A", d[0], 0.5, 1e-12);
+    near("B held", d[2], 2.4, 1e-12);
+    near("A'", d[1], 11.5, 1e-12);
+    cr_expect_eq(protect_run(1.4, 1, 3, (const double[]){0, -1, 1.5}, (const int[]){-1, 0, -1},
+                             (const double[]){0.5, 10, 1}, d), 0);
+    near("B at once", d[2], 2.5, 1e-12);
+    near("A'", d[1], 11.5, 1e-12);
+}
+
+/* The share is interpolated at the woken job's work: on works [0.5, 1.5]
+ * with shares [0, 1], B of 1 is held with probability 0.5. Over 4000
+ * replications of the placement stream the held share is within 0.04 of
+ * it (the binomial's standard error is 0.008); B of 0.25 and of 3 (held
+ * at the ends) are held 0 and 4000 times. */
+Test(stack, protect_share_by_work)
+{
+    static const double w[] = {0.5, 1.5}, s[] = {0, 1};
+    int n = 4000;
+    long held[3] = {0, 0, 0};
+    static const double bw[] = {1, 0.25, 3};
+    double d[2];
+    for (int c = 0; c < 3; c++)
+        for (int i = 0; i < n; i++)
+            held[c] += protect_run_rep(1.4, w, s, 2, (uint64_t)i, 2, (const double[]){0, 0.5},
+                                       (const int[]){-1, -1}, (const double[]){10, bw[c]}, d);
+    near("held share at work 1", (double)held[0] / n, 0.5, 0.04);
+    cr_expect_eq(held[1], 0);
+    cr_expect_eq(held[2], n);
+}
+
+/* The loader: protect: {ms, work_ms, share} with tick_ms; without it, an
+ * error naming the key; a share over 1 or a missing ms, errors naming
+ * theirs; left out, off. */
+Test(stack, protect_keys)
+{
+    scenario_cfg c;
+    char err[512];
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.25, migrate_ms: 3.5, tick_ms: 4, "
+                                 "protect: {ms: 1.39, work_ms: [0.25, 1], share: [0.2, 0.7]}}}\n",
+                            &c, err, sizeof err), "%s", err);
+    near("protect.ms", c.cpu.stack_protect_ms, 1.39, EXACT);
+    cr_expect_eq(c.cpu.nstack_protect, 2);
+    near("protect.work_ms[1]", c.cpu.stack_protect_work_ms[1], 1, EXACT);
+    near("protect.share[1]", c.cpu.stack_protect_share[1], 0.7, EXACT);
+    cfg_free(&c);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.25, migrate_ms: 3.5, "
+                                 "tick_ms: 4}}\n", &c, err, sizeof err), "%s", err);
+    cr_expect_eq(c.cpu.nstack_protect, 0, "off when left out");
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, "
+                                     "protect: {ms: 1.4, work_ms: [1], share: [1]}}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.protect") && strstr(err, "goes with tick_ms"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, tick_ms: 4, "
+                                     "protect: {ms: 1.4, work_ms: [1], share: [1.5]}}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.protect.share") && strstr(err, ":5:"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, tick_ms: 4, "
+                                     "protect: {work_ms: [1], share: [1]}}}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.stack.protect") && strstr(err, "ms"), "%s", err);
+}
+
 /* ---- running through (cpu.stack.through) */
 
 /* Running through needs ticks, and a table of increasing works > 0 with

@@ -23,7 +23,7 @@
  *         --decode-workers N --keep-every N --max-batch N --batch-timeout-ms X
  *         --queries-per-min X --cores N --wake-ms X | --wakeup FILE [--cores-calib FILE]
  *         [--wake-calib FILE] [--drift-calib FILE] [--stack-calib FILE [--turn-calib FILE]
- *         [--no-stack-run]] [--cold-calib FILE]
+ *         [--no-stack-run] [--no-protect]] [--cold-calib FILE]
  * Every output is written atomically (sim/out.h), never over a file without
  * --force. Exit status: 0, 2 on bad input or a failure. */
 #include <errno.h>
@@ -145,8 +145,12 @@ static void usage(FILE *f)
         "and a thread that sleeps 1 ms (and a random part of the tick) and spins W = 0.25..8 ms\n"
         "of its own CPU time there, wall over W by W; the share of ops that run through (never\n"
         "cut; the rest turn at ticks, each cut costing a tick) at each W, 2 - ratio; and the\n"
-        "slice of the tick-turns model without through nearest those ratios, for comparison.\n"
-        "The line turns: {tick_ms: T, slice_ms: 0, through: {work_ms: [W...], share: [P...]}}.\n"
+        "slice of the tick-turns model without through nearest those ratios, for comparison;\n"
+        "then (S s more) a runner that wakes and spins 2 ms and a wakee woken 0-1 ms after it\n"
+        "that spins W = 0.05..4 ms: the share of wakees held till the runner's protected slice\n"
+        "ended, by W, and the runner's age then (median).\n"
+        "The line turns: {tick_ms: T, slice_ms: 0, through: {work_ms: [W...], share: [P...]},\n"
+        "protect: {ms: G, work_ms: [W...], share: [H...]}}.\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err;\n"
         "--overlap: the real ops' times by how many other ops ran beside them (rp_overlap.h).\n"
@@ -165,8 +169,9 @@ static void usage(FILE *f)
         "        the scenario's cpu.speed)] [--stack-calib FILE (stackcal --out: where\n"
         "        woken ops land, the scenario's cpu.stack) [--turn-calib FILE (turncal --out:\n"
         "        the jobs on one core turn at the scheduler's tick, cpu.stack.tick_ms,\n"
-        "        slice_ms and through)] [--no-stack-run (the stack file's share by load\n"
-        "        alone, without its stack_run line)]] [--cold-calib FILE (coldcal\n"
+        "        slice_ms, through and protect)] [--no-stack-run (the stack file's share by\n"
+        "        load alone, without its stack_run line)] [--no-protect (the turns without\n"
+        "        the turncal file's protect part)]] [--cold-calib FILE (coldcal\n"
         "        --out: an op's slow-down after its core idled, the scenario's cpu.cold)]\n");
 }
 
@@ -339,6 +344,7 @@ struct opts {
     bool no_fit;                   /* stackcal --no-fit: pull_ms as measured (rp_stackfit.h) */
     bool no_run;                   /* stackcal --no-run: no share by run; scenario --no-stack-run:
                                       the stackcal file's share by run left out */
+    bool no_protect;               /* scenario --no-protect: the turncal file's protect part left out */
     int nfiles, nphases;
     char **files;
     const char **phases;       /* scenario --phases-from: span files */
@@ -574,6 +580,10 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             o->no_run = true;
             continue;
         }
+        if (!strcmp(a, "--no-protect")) {
+            o->no_protect = true;
+            continue;
+        }
         if (strncmp(a, "--", 2)) {
             o->files[o->nfiles++] = argv[i];
             continue;
@@ -692,6 +702,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
     }
     if (o->no_run)                     /* scenario --no-stack-run: the share by load alone */
         o->p.nstack_run = 0;
+    if (o->no_protect)                 /* scenario --no-protect: no woken op held */
+        o->p.turns.nprotect = 0;
     return o->cores_calib ? read_cores_calib(o->cores_calib, &o->p, err, n) : 0;
 }
 
@@ -1097,6 +1109,18 @@ static int cmd_turncal(opts *o, char *err, size_t n)
                 r.n[k], r.wall_ms[k], r.ratio[k], r.ratio_se[k],
                 rp_turn_ratio(r.w_ms[k], r.slice_ms, r.tick_ms),
                 rp_turn_ratio(r.w_ms[k], 0, r.tick_ms), 2.0, r.wake_ms[k], r.through[k]);
+    fprintf(m, "# protect: a runner that wakes and spins %g ms of its CPU time and a wakee woken a uniform\n"
+               "# 0-%g ms after it that spins W ms, both there, in blocks of one W as above; a wakee that\n"
+               "# waited over %g ms from its wake-up time was held (a wake-up's own wait is shorter); its\n"
+               "# wait ended when the runner had run (age at the wake-up + wait) median %.4f ms, quartiles\n"
+               "# %.4f..%.4f (%ld rounds dropped: the runner ran over %g ms late). The scenario's\n"
+               "# cpu.stack.protect: a job woken beside one that has had its core under ms is held, with\n"
+               "# the share by its work, till that one has had ms.\n"
+               "#   W_ms      n   held  share\n",
+            RP_TURN_RUNNER_MS, RP_TURN_AGE_MAX_MS, RP_TURN_HELD_MS, r.protect_ms, r.protect_q1,
+            r.protect_q3, r.p_late, RP_TURN_LATE_MS);
+    for (int k = 0; k < RP_TURN_NP; k++)
+        fprintf(m, "# %6g %6ld %6ld %6.4f\n", r.p_w_ms[k], r.p_n[k], r.p_held[k], r.p_share[k]);
     fprintf(m, "# sum of squares: %.6f at the fit (slice_ms %.4f, no op through), %.6f at slice 0,\n"
                "# %.6f exponential, %.6f through\n"
                "turns: {tick_ms: %.4f, slice_ms: 0, through: {work_ms: ",
@@ -1104,7 +1128,18 @@ static int cmd_turncal(opts *o, char *err, size_t n)
     rp_flow_write(m, r.w_ms, RP_TURN_NW);
     fprintf(m, ", share: ");
     rp_flow_write(m, r.through, RP_TURN_NW);
-    fprintf(m, "}}\n");
+    fprintf(m, "}");
+    long held = 0;
+    for (int k = 0; k < RP_TURN_NP; k++)
+        held += r.p_held[k];
+    if (held > 0) {
+        fprintf(m, ", protect: {ms: %.4f, work_ms: ", r.protect_ms);
+        rp_flow_write(m, r.p_w_ms, RP_TURN_NP);
+        fprintf(m, ", share: ");
+        rp_flow_write(m, r.p_share, RP_TURN_NP);
+        fprintf(m, "}");
+    }
+    fprintf(m, "}\n");
     if (fclose(m) != 0) {
         free(text);
         snprintf(err, n, "out of memory");

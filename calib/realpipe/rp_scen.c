@@ -191,6 +191,13 @@ void rp_stack_yaml(FILE *f, const rp_params *p)
             rp_flow_write(f, t->share, t->nthrough);
             fprintf(f, "}");
         }
+        if (t->nprotect > 0) {         /* and woken ops held beside a protected run */
+            fprintf(f, ", protect: {ms: %.6g, work_ms: ", t->protect_ms);
+            rp_flow_write(f, t->pwork_ms, t->nprotect);
+            fprintf(f, ", share: ");
+            rp_flow_write(f, t->pshare, t->nprotect);
+            fprintf(f, "}");
+        }
         fprintf(f, "}");
     } else
         fprintf(f, ", switch_ms: %.6g}", p->stack_switch_ms);

@@ -24,10 +24,13 @@
 #include "calib/realpipe/rp_vec.h"
 
 const double rp_turn_w_ms[RP_TURN_NW] = {0.25, 0.5, 1, 2, 4, 8};
+const double rp_turn_p_ms[RP_TURN_NP] = {0.05, 0.25, 0.5, 1, 2, 4};
 
 #define FIT_STEP_MS 0.001              /* rp_turn_fit's grid */
 #define FIT_MAX_TICK_MS 1000.0
 #define SWEEP_SEED 1                   /* the sweep's order of lengths and its sleeps */
+#define PROTECT_SEED 2                 /* the protect part's plan */
+#define PROTECT_LEAD_MS 5.0            /* the plan's first round, after the gate opens */
 
 /* ---- the model ------------------------------------------------------------- */
 
@@ -54,9 +57,27 @@ double rp_turn_through(double ratio)
     return p < 0 ? 0 : p > 1 ? 1 : p;
 }
 
+/* "[W, ...], share: [P, ...]}" at *c: works increasing and > 0, as many
+ * shares in [0, 1]; *c moved past the brace. The count, or -1. */
+static int read_table(const char **c, double *work, double *share)
+{
+    static const char sh[] = ", share: ";
+    int n = rp_flow_read(c, work, RP_TURN_MAX_THROUGH);
+    if (n < 1 || strncmp(*c, sh, sizeof sh - 1) != 0)
+        return -1;
+    *c += sizeof sh - 1;
+    if (rp_flow_read(c, share, RP_TURN_MAX_THROUGH) != n || *(*c)++ != '}')
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!(work[i] > (i ? work[i - 1] : 0)) || !(share[i] >= 0 && share[i] <= 1))
+            return -1;
+    return n;
+}
+
 int rp_turn_parse(const char *line, rp_turns *t)
 {
-    static const char through[] = ", through: {work_ms: ", share[] = ", share: ";
+    static const char through[] = ", through: {work_ms: ", protect[] = ", protect: {ms: ",
+                      pwork[] = ", work_ms: ";
     rp_turns r = {0};
     int at = -1;
     if (!line || sscanf(line, "turns: {tick_ms: %lf, slice_ms: %lf%n", &r.tick_ms, &r.slice_ms, &at) != 2
@@ -66,15 +87,19 @@ int rp_turn_parse(const char *line, rp_turns *t)
     const char *c = line + at;
     if (strncmp(c, through, sizeof through - 1) == 0) {
         c += sizeof through - 1;
-        if ((r.nthrough = rp_flow_read(&c, r.work_ms, RP_TURN_MAX_THROUGH)) < 1
-            || strncmp(c, share, sizeof share - 1) != 0)
+        if ((r.nthrough = read_table(&c, r.work_ms, r.share)) < 0)
             return -1;
-        c += sizeof share - 1;
-        if (rp_flow_read(&c, r.share, RP_TURN_MAX_THROUGH) != r.nthrough || *c++ != '}')
+    }
+    if (strncmp(c, protect, sizeof protect - 1) == 0) {
+        c += sizeof protect - 1;
+        char *e;
+        r.protect_ms = strtod(c, &e);
+        if (e == c || !(r.protect_ms >= 0) || !isfinite(r.protect_ms)
+            || strncmp(e, pwork, sizeof pwork - 1) != 0)
             return -1;
-        for (int i = 0; i < r.nthrough; i++)
-            if (!(r.work_ms[i] > (i ? r.work_ms[i - 1] : 0)) || !(r.share[i] >= 0 && r.share[i] <= 1))
-                return -1;
+        c = e + sizeof pwork - 1;
+        if ((r.nprotect = read_table(&c, r.pwork_ms, r.pshare)) < 0)
+            return -1;
     }
     if (*c++ != '}')
         return -1;
@@ -357,6 +382,147 @@ static int join_vec(rp_vec *a, const rp_vec *b)
     return 0;
 }
 
+/* ---- the protect part: a runner and a wakee ------------------------------- */
+
+typedef struct {
+    double t;                      /* the runner's wake-up time, ms after the plan's base */
+    double age;                    /* the wakee's, after the runner's */
+    int k;                         /* the wakee's length: rp_turn_p_ms[k] */
+    int timed;                     /* 0: a block's first round */
+    double r0, w0;                 /* each one's first clock read once it ran */
+} round_t;
+
+typedef struct {
+    gate *g;
+    round_t *plan;
+    size_t n;
+    double ms;                     /* the part's length: the plan's base is end - ms + lead */
+    int wakee;                     /* 0: the runner */
+} protect_arg;
+
+static void *protect_main(void *p)
+{
+    protect_arg *a = p;
+    double end;
+    if (!gate_pass(a->g, &end))
+        return NULL;
+    rp_quiet_thread(a->wakee ? "vl-wakee" : "vl-runner");
+    double base = end - a->ms + PROTECT_LEAD_MS;
+    for (size_t i = 0; i < a->n; i++) {
+        round_t *r = &a->plan[i];
+        rp_sleep_until(base + r->t + (a->wakee ? r->age : 0));
+        double now = rp_now_ms(), c0 = cpu_ms();
+        double w = a->wakee ? rp_turn_p_ms[r->k] : RP_TURN_RUNNER_MS;
+        if (a->wakee)
+            r->w0 = now - base;
+        else
+            r->r0 = now - base;
+        while (cpu_ms() - c0 < w)
+            ;
+    }
+    return NULL;
+}
+
+/* The plan: blocks of about RP_TURN_BLOCK_MS of one wakee length each, the
+ * lengths in a random order each round of blocks, until ms less the lead
+ * and the last round's room. NULL when out of memory. */
+static round_t *protect_plan(double ms, double period, size_t *n)
+{
+    gsl_rng *rng = gsl_rng_alloc(gsl_rng_mt19937);
+    if (!rng)
+        return NULL;
+    gsl_rng_set(rng, PROTECT_SEED);
+    size_t cap = 1024, m = 0;
+    round_t *plan = malloc(cap * sizeof *plan);
+    int order[RP_TURN_NP];
+    for (int k = 0; k < RP_TURN_NP; k++)
+        order[k] = k;
+    double t = 0, room = RP_TURN_AGE_MAX_MS + 1.5 + rp_turn_p_ms[RP_TURN_NP - 1] + RP_TURN_SLEEP_MS
+                         + period + PROTECT_LEAD_MS;
+    for (int j = RP_TURN_NP; plan && t + room < ms; j++) {
+        if (j == RP_TURN_NP) {
+            gsl_ran_shuffle(rng, order, RP_TURN_NP, sizeof order[0]);
+            j = 0;
+        }
+        int k = order[j];
+        double block_end = t + RP_TURN_BLOCK_MS;
+        for (int first = 1; plan && t < block_end && t + room < ms; first = 0) {
+            if (m == cap) {
+                round_t *np = realloc(plan, 2 * cap * sizeof *plan);
+                if (!np) {
+                    free(plan);
+                    plan = NULL;
+                    break;
+                }
+                plan = np;
+                cap *= 2;
+            }
+            double age = RP_TURN_AGE_MAX_MS * gsl_rng_uniform(rng);
+            plan[m++] = (round_t){t, age, k, !first, NAN, NAN};
+            double busy = fmax(RP_TURN_RUNNER_MS, age + 1.5 + rp_turn_p_ms[k]);
+            t += busy + RP_TURN_SLEEP_MS + period * gsl_rng_uniform(rng);
+        }
+    }
+    gsl_rng_free(rng);
+    *n = m;
+    return plan;
+}
+
+static int protect_part(int cpu, double ms, rp_turn_result *r, char *err, size_t errlen)
+{
+    size_t n = 0;
+    round_t *plan = protect_plan(ms, r->period_ms > 0 ? r->period_ms : 4, &n);
+    rp_vec ends = {0};
+    int rc = -1;
+    if (!plan) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    gate g = GATE_INIT;
+    protect_arg a[2] = {{&g, plan, n, ms, 0}, {&g, plan, n, ms, 1}};
+    thread_fn fn[2] = {protect_main, protect_main};
+    void *arg[2] = {&a[0], &a[1]};
+    if (run_pinned(&g, cpu, 2, fn, arg, ms, err, errlen))
+        goto out;
+    for (size_t i = 0; i < n; i++) {
+        const round_t *x = &plan[i];
+        if (!x->timed || !isfinite(x->r0) || !isfinite(x->w0))
+            continue;
+        if (x->r0 - x->t > RP_TURN_LATE_MS) {
+            r->p_late++;
+            continue;
+        }
+        double due = x->t + x->age, age = due - x->r0, wait = x->w0 - due;
+        if (age < 0)
+            continue;                  /* the runner ran after the wakee's wake-up time */
+        r->p_n[x->k]++;
+        if (wait > RP_TURN_HELD_MS) {
+            r->p_held[x->k]++;
+            if (rp_vec_push(&ends, age + wait)) {
+                snprintf(err, errlen, "out of memory");
+                goto out;
+            }
+        }
+    }
+    for (int k = 0; k < RP_TURN_NP; k++) {
+        r->p_w_ms[k] = rp_turn_p_ms[k];
+        if (r->p_n[k] < 1) {
+            snprintf(err, errlen, "turncal: no round with a wakee of %g ms ran in %g s (run longer)",
+                     rp_turn_p_ms[k], ms / 1e3);
+            goto out;
+        }
+        r->p_share[k] = (double)r->p_held[k] / (double)r->p_n[k];
+    }
+    if (ends.n > 0) {
+        r->protect_ms = median_of(&ends, &r->protect_q1, &r->protect_q3);
+    }
+    rc = 0;
+out:
+    free(ends.v);
+    free(plan);
+    return rc;
+}
+
 static int tick_part(int cpu, double ms, rp_turn_result *r, char *err, size_t errlen)
 {
     gate g = GATE_INIT;
@@ -456,7 +622,8 @@ int rp_turn_run(double seconds, rp_turn_result *r, char *err, size_t errlen)
     }
     double t0 = rp_now_ms();
     if (tick_part(r->cpu, 1e3 * seconds / 3, r, err, errlen)
-        || sweep_part(r->cpu, 1e3 * seconds * 2 / 3, r, err, errlen))
+        || sweep_part(r->cpu, 1e3 * seconds * 2 / 3, r, err, errlen)
+        || protect_part(r->cpu, 1e3 * seconds, r, err, errlen))
         return -1;
     r->seconds = (rp_now_ms() - t0) / 1e3;
     if (rp_turn_fit(r->w_ms, r->ratio, RP_TURN_NW, r->tick_ms, &r->slice_ms, &r->sse)) {

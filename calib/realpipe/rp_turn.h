@@ -61,6 +61,30 @@
 /* The op lengths, ms of the sleeper's own CPU time: 0.25, 0.5, 1, 2, 4, 8. */
 extern const double rp_turn_w_ms[RP_TURN_NW];
 
+/* The protect part (as long again as the other two together): a "runner"
+ * and a "wakee" pinned there, each sleeping to the times of one plan. In
+ * each round the runner wakes and spins RP_TURN_RUNNER_MS of its own CPU
+ * time; the wakee wakes a uniform RP_TURN_AGE_MAX_MS or less after the
+ * runner's wake-up time and spins W ms, W going round rp_turn_p_ms in
+ * blocks as the sweep's do (a block's first round untimed); the next round
+ * comes RP_TURN_SLEEP_MS plus a uniform part of the tick's period after
+ * both are done. The runner's age at the wake-up is the wakee's wake-up
+ * time less the runner's first clock read (a round whose runner ran more
+ * than RP_TURN_LATE_MS late is dropped); the wakee was held when it waited
+ * more than RP_TURN_HELD_MS from its wake-up time to its first read (a
+ * wake-up's own wait is 0.01-0.1 ms; a held one lasts till the runner has
+ * run its protected slice, over 0.3 ms here). share(W): the held share;
+ * protect_ms: the median of the runner's age when a held wakee ran (age +
+ * wait). On the VM (2026-12-05, throwaway runs): shares 0.32 / 0.70 / 0.95
+ * at W = 0.2 / 0.65 / 2 ms, and every held wait ended at an age of
+ * 1.3-1.4 ms. */
+#define RP_TURN_NP 6
+#define RP_TURN_RUNNER_MS 2.0
+#define RP_TURN_AGE_MAX_MS 1.0
+#define RP_TURN_HELD_MS 0.2
+#define RP_TURN_LATE_MS 0.3
+extern const double rp_turn_p_ms[RP_TURN_NP];  /* 0.05, 0.25, 0.5, 1, 2, 4 */
+
 typedef struct {
     int cpu;                       /* the CPU everything ran on (nprocs - 1) */
     double seconds;                /* how long both parts ran */
@@ -83,6 +107,13 @@ typedef struct {
     double through[RP_TURN_NW];    /* the share of the ops running through (rp_turn_through) */
     double sse_through;            /* the through model's sum of squares (0 with every
                                       ratio in [1, 2]) */
+    double p_w_ms[RP_TURN_NP];     /* rp_turn_p_ms */
+    long p_n[RP_TURN_NP];          /* timed rounds kept of each wakee length */
+    long p_held[RP_TURN_NP];       /* those whose wakee was held */
+    double p_share[RP_TURN_NP];    /* p_held / p_n */
+    long p_late;                   /* rounds dropped: the runner ran late */
+    double protect_ms;             /* the median age at a held wakee's run */
+    double protect_q1, protect_q3; /* its quartiles */
 } rp_turn_result;
 
 /* The tick model's expected wall over CPU time of an op of w_ms of CPU on a
@@ -117,12 +148,17 @@ double rp_turn_through(double ratio);
 /* The line turncal's file ends with, what the scenario's cpu.stack takes:
  * "turns: {tick_ms: T, slice_ms: S}" or, with ops running through,
  * "turns: {tick_ms: T, slice_ms: S, through: {work_ms: [W, ...], share:
- * [P, ...]}}" (numbers as strtod reads them, ", " between). */
+ * [P, ...]}}", and either may end, before its last brace, with the
+ * protection ", protect: {ms: G, work_ms: [W, ...], share: [H, ...]}"
+ * (numbers as strtod reads them, ", " between). */
 #define RP_TURN_MAX_THROUGH 16
 typedef struct {
     double tick_ms, slice_ms;
     int nthrough;                  /* 0: no through part */
     double work_ms[RP_TURN_MAX_THROUGH], share[RP_TURN_MAX_THROUGH];
+    int nprotect;                  /* 0: no protect part */
+    double protect_ms;
+    double pwork_ms[RP_TURN_MAX_THROUGH], pshare[RP_TURN_MAX_THROUGH];
 } rp_turns;
 
 /* Read such a line (trailing white space allowed): 0, or -1 (*t unset)
@@ -131,10 +167,11 @@ typedef struct {
  * (nor > 0), or a share is outside [0, 1]. */
 int rp_turn_parse(const char *line, rp_turns *t);
 
-/* Measure both parts for `seconds` in all (a third the tick, the rest the
- * sweep), fit the slice and take the through shares. 0, or -1 and a
- * message: seconds not > 0, a thread that cannot start or be pinned to the
- * CPU, or a part with no sample (run longer). */
+/* Measure the tick and the sweep for `seconds` in all (a third the tick,
+ * the rest the sweep), fit the slice and take the through shares, then the
+ * protect part for `seconds` more. 0, or -1 and a message: seconds not > 0,
+ * a thread that cannot start or be pinned to the CPU, or a part with no
+ * sample (run longer). */
 int rp_turn_run(double seconds, rp_turn_result *r, char *err, size_t errlen);
 
 #endif

@@ -71,8 +71,10 @@
 # turncal's seconds (with stackcal; 0: no turncal, and the jobs on one core turn
 # after exponential waits, stackcal's switch_ms; with it, they turn at the
 # scheduler's tick, cpu.stack.tick_ms, an op put beside a busy one running through
-# with turncal's share at its length, cpu.stack.through, and the report also shows
-# the same loads with the exponential turns, results-expturns.csv), COLD_S (30):
+# with turncal's share at its length, cpu.stack.through, a woken op held beside a
+# run younger than its protected slice, cpu.stack.protect (turncal measures it for
+# TURN_S more), and the report also shows the same loads with the exponential
+# turns, results-expturns.csv, and without protection, results-noprotect.csv), COLD_S (30):
 # coldcal's seconds (0: no coldcal; with it, the prediction says how much slower an
 # op runs after its core idled, cpu.cold, and the report also shows the same loads
 # without it, results-warm.csv),
@@ -429,6 +431,13 @@ for L in $LOADS; do
     ./vlsim run "$D/scenario-expturns.yaml" --csv "$D/sim-expturns.csv" -q 2> "$D/sim-expturns.log"
     ./vlrealpipe compare --load "$L" --sim "$D/sim-expturns.csv" --warmup "$WARMUP" --out "$D/rows-expturns.csv" \
       "${used[@]}" > /dev/null
+    # and without the protected slices: every woken op takes its core at once
+    ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
+      --wake-calib "$L_WCAL" "${DRIFT[@]}" "${STACK[@]}" --no-protect "${COLD[@]}" --fps "$FPS" --cores "$CORES" \
+      --warmup "$WARMUP" --sim-duration "$SIM_S" --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-noprotect.yaml"
+    ./vlsim run "$D/scenario-noprotect.yaml" --csv "$D/sim-noprotect.csv" -q 2> "$D/sim-noprotect.log"
+    ./vlrealpipe compare --load "$L" --sim "$D/sim-noprotect.csv" --warmup "$WARMUP" --out "$D/rows-noprotect.csv" \
+      "${used[@]}" > /dev/null
   fi
   # the same prediction at the machine's speed during the runs: each compared run's
   # after-run capacity over the calibrated one (the probe: mixcal alone, right after
@@ -474,6 +483,7 @@ join_loads rows-probed.csv > "$WORK/results-probed.csv"
 [ "$STACK_S" = 0 ] || join_loads rows-pooled.csv > "$WORK/results-pooled.csv"
 [ "$STACK_S" = 0 ] || join_loads rows-norun.csv > "$WORK/results-norun.csv"
 [ "$TURN_S" = 0 ] || join_loads rows-expturns.csv > "$WORK/results-expturns.csv"
+[ "$TURN_S" = 0 ] || join_loads rows-noprotect.csv > "$WORK/results-noprotect.csv"
 [ "$COLD_S" = 0 ] || join_loads rows-warm.csv > "$WORK/results-warm.csv"
 FLAT=1                            # every load point's scenario had the clip's content
 for L in $LOADS; do if [ ! -f "$WORK/runs/$L/rows-flat.csv" ]; then FLAT=0; fi; done
@@ -777,6 +787,19 @@ elapsed=$(( $(date +%s) - t_start ))
     echo
     frame_table "$WORK/results-expturns.csv"
     echo
+    echo "## The same loads without protected slices"
+    echo
+    echo "The prediction holds a woken op put beside a running one that woke less than"
+    echo "protect.ms ago (turncal's protect part, in the turns line above: a runner that wakes"
+    echo "and spins 2 ms and a wakee woken 0-1 ms after it, pinned to one CPU; Linux's EEVDF"
+    echo "protects a thread it has just woken for the first part of its slice, and whether the"
+    echo "wakee waits depends on the two threads' lag), with the share turncal measured at the"
+    echo "woken op's length, until the running one has had protect.ms. The same real runs"
+    echo "against the same scenario with every woken op taking its core at once (the"
+    echo "prediction before 2026-12-05 06:10 UTC):"
+    echo
+    frame_table "$WORK/results-noprotect.csv"
+    echo
   fi
   echo "## Spread of the real runs (each run alone)"
   echo
@@ -976,8 +999,9 @@ rm -f "$OUT/results-pooled.csv" "$OUT/results-stack.csv"
 [ "$STACK_S" = 0 ] || mv "$WORK/results-pooled.csv" "$OUT/results-pooled.csv"
 rm -f "$OUT/results-norun.csv"
 [ "$STACK_S" = 0 ] || mv "$WORK/results-norun.csv" "$OUT/results-norun.csv"
-rm -f "$OUT/results-expturns.csv"
+rm -f "$OUT/results-expturns.csv" "$OUT/results-noprotect.csv"
 [ "$TURN_S" = 0 ] || mv "$WORK/results-expturns.csv" "$OUT/results-expturns.csv"
+[ "$TURN_S" = 0 ] || mv "$WORK/results-noprotect.csv" "$OUT/results-noprotect.csv"
 mv "$WORK/results.csv" "$OUT/results.csv"
 rm -f "$OUT/results-allruns.csv"
 [ "$(n_left_out)" = 0 ] || cp "$WORK/results-allruns.csv" "$OUT/results-allruns.csv"

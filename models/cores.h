@@ -68,7 +68,10 @@
  * sleeper wakes. With protection on, a job placed on a core whose running
  * job has had it for less than protect_ms is held with probability
  * share(its work), and takes the core when the running job has had it for
- * protect_ms; else it takes the core at once, as above.
+ * protect_ms; else it takes the core at once, as above. A held job stays
+ * held while the core changes hands (a job that ends or turns): whoever
+ * takes the core next has a fresh protected slice, as a thread Linux picks
+ * anew does.
  *
  * Running through (cores_set_through; with ticks, off unless called). The
  * measured step is sharper than any slice gives: ops of up to 0.5 ms woken

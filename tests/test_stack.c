@@ -740,6 +740,26 @@ Test(stack, protect_going_on_keeps_its_turn)
     near("A'", d[1], 11.5, 1e-12);
 }
 
+/* A held job stays held while the core changes hands: whoever takes it
+ * next has a fresh protected slice. Works [1, 5] with shares [1, 0],
+ * protection 1.4, ticks at 4, slice 0. A of 10 at 0; C of 5 at 0.1 (share
+ * 0: takes the core at once); B of 1 at 0.5, held (C has had 0.4). At 1.5
+ * C has had 1.4 and the core turns to the job that waited longest, A
+ * (since 0.1); B, still held, waits out A's slice too: at 2.9 it takes the
+ * core and ends at 3.9. C (3.6 left) takes it back, is cut at the tick at
+ * 4 (3.5 left) for A (8.5 left), which runs 4-8; C runs 8-11.5, A
+ * 11.5-16. */
+Test(stack, protect_held_through_a_change_of_hands)
+{
+    static const double w[] = {1, 5}, sh[] = {1, 0};
+    double d[3];
+    cr_expect_eq(protect_run_rep(1.4, w, sh, 2, 0, 3, (const double[]){0, 0.1, 0.5},
+                                 (const int[]){-1, -1, -1}, (const double[]){10, 5, 1}, d), 1);
+    near("B", d[2], 3.9, 1e-12);
+    near("C", d[1], 11.5, 1e-12);
+    near("A", d[0], 16, 1e-12);
+}
+
 /* The share is interpolated at the woken job's work: on works [0.5, 1.5]
  * with shares [0, 1], B of 1 is held with probability 0.5. Over 4000
  * replications of the placement stream the held share is within 0.04 of

@@ -453,7 +453,7 @@ static void take_core(cores_t *c, int j, double now)
 static double tick_due(const cores_t *c, int k, double now)
 {
     int r = running_on(c, k);
-    if (r >= 0 && held_on(c, k))       /* a job held beside it takes the core when its slice ends */
+    if (r >= 0 && c->nprotect > 0 && held_on(c, k))   /* a held job takes it when its slice ends */
         return c->job[r].since + c->protect_ms > now ? c->job[r].since + c->protect_ms : now;
     if (r >= 0 && c->job[r].through)
         return HUGE_VAL;               /* it runs through: no turn while it runs */

@@ -2378,7 +2378,7 @@ static int read_through(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 
 /* cpu.stack.protect: {ms: P, work_ms: [W...], share: [H...]}: a woken job
  * placed beside a running one that has had its core under P ms is held
- * till it has had P, with the share H by the woken job's work (protectcal). */
+ * till it has had P, with the share H by the woken job's work (turncal). */
 static int read_protect(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 {
     static const table_spec t = {"cpu.stack.protect",
@@ -2420,7 +2420,7 @@ static int read_run(loader *ld, const yaml_node_t *map, cpu_cfg *u)
  * H), migrate_ms: M, pull_ms: P (M), switch_ms: W (0) or tick_ms: T with
  * slice_ms: L (0), through: {...} and protect: {...}, run: {...}}, placement of
  * jobs on cores and their turns on one (vlrealpipe stackcal measures the
- * placement and W, turncal T, L and the through shares, protectcal the
+ * placement and W, turncal T, L, the through shares and the
  * protection). */
 static int read_stack(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 {

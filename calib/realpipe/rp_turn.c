@@ -301,16 +301,24 @@ typedef struct {
     double wake[RP_TURN_NW];                /* sums of the waits from the wake-up time to running */
 } sleeper_arg;
 
-/* Sleep sleep_ms (to an absolute time), then spin w ms of the thread's own
- * CPU time: the op's wall from its wake (its first clock read) to its end;
- * *wait, from the time it asked to wake at to that read. */
-static double one_op(double sleep_ms, double w, double *wait)
+/* Sleep until due (absolute, ms), then spin w ms of the thread's own CPU
+ * time. Returns its first clock read once it ran, before the spin. */
+static double wake_and_spin(double due, double w)
 {
-    double due = rp_now_ms() + sleep_ms;
     rp_sleep_until(due);
     double w0 = rp_now_ms(), c0 = cpu_ms();
     while (cpu_ms() - c0 < w)
         ;
+    return w0;
+}
+
+/* Sleep sleep_ms, then spin w ms: the op's wall from its wake (its first
+ * clock read) to its end; *wait, from the time it asked to wake at to that
+ * read. */
+static double one_op(double sleep_ms, double w, double *wait)
+{
+    double due = rp_now_ms() + sleep_ms;
+    double w0 = wake_and_spin(due, w);
     *wait = w0 - due;
     return rp_now_ms() - w0;
 }
@@ -410,15 +418,12 @@ static void *protect_main(void *p)
     double base = end - a->ms + PROTECT_LEAD_MS;
     for (size_t i = 0; i < a->n; i++) {
         round_t *r = &a->plan[i];
-        rp_sleep_until(base + r->t + (a->wakee ? r->age : 0));
-        double now = rp_now_ms(), c0 = cpu_ms();
         double w = a->wakee ? rp_turn_p_ms[r->k] : RP_TURN_RUNNER_MS;
+        double ran = wake_and_spin(base + r->t + (a->wakee ? r->age : 0), w) - base;
         if (a->wakee)
-            r->w0 = now - base;
+            r->w0 = ran;
         else
-            r->r0 = now - base;
-        while (cpu_ms() - c0 < w)
-            ;
+            r->r0 = ran;
     }
     return NULL;
 }

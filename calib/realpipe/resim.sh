@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# resim.sh — simulate a finished `make validate` again, with the scenario
+# changed, against the same real runs: a model idea tried in seconds, not in
+# the experiment's 15-19 minutes.
+#
+# For each load point's folder under DIR/runs (make validate's work folder,
+# build/validate by default) it edits the prediction's scenario (scenario.yaml,
+# written from the calibration alone) with the sed expressions given, runs
+# vlsim on it, and compares it with the real runs validate.sh compared (those
+# whose after-run machine check passed, every run when none did: probe.csv),
+# as validate.sh does (vlrealpipe compare). With no expression it reproduces
+# validation/results.csv's rows of that experiment exactly (vlsim is
+# deterministic for a scenario and seed).
+#
+# The scenarios name their calibration files by absolute path, so DIR is
+# read where make validate left it (a copy elsewhere still reads them there).
+# It never touches DIR, and never writes into a folder that exists: OUT is
+# made anew and holds each load's scenario (L.yaml), the simulator's CSV
+# (L-sim.csv) and the comparison rows (L-rows.csv). It prints the frame rows
+# and the mean |rel err| of the 12 frame percentiles (a summary for trying
+# ideas, not the target: the target is every figure within its bound).
+#
+# usage: calib/realpipe/resim.sh [-d DIR] [-l "0.30 0.50"] [-e SED_EXPR]... OUT
+#   e.g. calib/realpipe/resim.sh -e 's/wake_held: \[[^]]*\]/wake_held: [0, 0, 0]/' /tmp/noheld
+set -euo pipefail
+
+die() { echo "resim.sh: $*" >&2; exit 2; }
+
+DIR=build/validate
+LOADS=""
+SEDS=()
+while getopts "d:l:e:h" o; do
+  case "$o" in
+    d) DIR=$OPTARG ;;
+    l) LOADS=$OPTARG ;;
+    e) SEDS+=(-e "$OPTARG") ;;
+    h) sed -n '/^# usage/,/^#   e\.g\./p' "$0" | sed 's/^# //'; exit 0 ;;
+    *) sed -n '/^# usage/,/^#   e\.g\./p' "$0" | sed 's/^# //' >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# = 1 ] || die "one output folder expected (usage: resim.sh [-d DIR] [-l LOADS] [-e SED_EXPR]... OUT)"
+OUT=$1
+[ -d "$DIR/runs" ] || die "$DIR/runs: not found (run make validate first, or name its folder with -d)"
+[ -e "$OUT" ] && die "$OUT: exists; name a new folder (nothing is overwritten)"
+[ -x ./vlsim ] && [ -x ./vlrealpipe ] || die "./vlsim and ./vlrealpipe are needed: run from the repository root after make and make vlrealpipe"
+if [ -z "$LOADS" ]; then
+  LOADS=$(cd "$DIR/runs" && ls -d 0.* 2>/dev/null | tr '\n' ' ')
+  [ -n "$LOADS" ] || die "$DIR/runs: no load point folders"
+fi
+WARMUP=${WARMUP:-2}
+# everything is written beside OUT first and moved into place at the end:
+# a failure leaves no half-written folder
+TMP=$(mktemp -d "${OUT%/}.partial.XXXXXX") || die "cannot make a folder beside $OUT"
+trap 'rm -rf "$TMP"' EXIT
+for L in $LOADS; do
+  D=$DIR/runs/$L
+  [ -f "$D/scenario.yaml" ] || die "$D/scenario.yaml: not found"
+  # the runs validate.sh compared: probe.csv's kept attempts that passed (column 9), else all
+  used=()
+  for r in $(awk -F, -v l="$L" '$1 == l && $9 == 1 {print $2}' "$DIR/probe.csv" 2>/dev/null); do
+    used+=("$D/spans-$r.csv")
+  done
+  if [ "${#used[@]}" = 0 ]; then
+    for f in "$D"/spans-*.csv; do [ -f "$f" ] && used+=("$f"); done
+  fi
+  [ "${#used[@]}" -gt 0 ] || die "$D: no real runs (spans-*.csv)"
+  if [ "${#SEDS[@]}" -gt 0 ]; then
+    sed "${SEDS[@]}" "$D/scenario.yaml" > "$TMP/$L.yaml"
+  else
+    cp "$D/scenario.yaml" "$TMP/$L.yaml"
+  fi
+  ./vlsim run "$TMP/$L.yaml" --csv "$TMP/$L-sim.csv" -q 2> "$TMP/$L-sim.log" \
+    || { cat "$TMP/$L-sim.log" >&2; die "vlsim failed on $D/scenario.yaml as edited"; }
+  ./vlrealpipe compare --load "$L" --sim "$TMP/$L-sim.csv" --warmup "$WARMUP" --out "$TMP/$L-rows.csv" \
+    "${used[@]}" > /dev/null || die "vlrealpipe compare failed at load $L"
+done
+mv "$TMP" "$OUT" || die "cannot move the results to $OUT"
+trap - EXIT
+for L in $LOADS; do grep "^$L,frame," "$OUT/$L-rows.csv"; done | awk -F, '
+  { if ($3 == "drop_rate") printf "%s frame %-9s real %8.3f %% sim %8.3f %% %+6.2f pt\n", $1, $3, $4, $5, $6
+    else { printf "%s frame %-9s real %8.3f ms sim %8.3f ms %+6.1f %%\n", $1, $3, $4, $5, 100 * $6
+           e = $6 < 0 ? -$6 : $6; s += e; n++ } }
+  END { if (n) printf "mean |rel err| of the %d frame percentiles: %.1f %%\n", n, 100 * s / n }'

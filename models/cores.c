@@ -435,10 +435,14 @@ static void take_core(cores_t *c, int j, double now)
     int r = running_on(c, c->job[j].core);
     if (r >= 0) {
         c->job[r].running = 0;
-        c->job[r].since = now;
+        /* one that got the core at this same instant never ran: it keeps
+         * its place as the longest waiting (events at one instant are
+         * handled one by one, in an order the threads never saw) */
+        c->job[r].since = c->job[r].since == now ? c->job[r].waited : now;
     }
     c->job[j].running = 1;
     c->job[j].held = 0;
+    c->job[j].waited = c->job[j].since;
     c->job[j].since = now;
 }
 
@@ -586,13 +590,13 @@ int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t 
         c->cold_extra_ms += cold - work;
         work = cold;
     }
-    int through = 0;                   /* on a busy core, it may run through */
-    if (c->nthrough > 0 && c->on[core] > 0)
+    int through = 0;                   /* started on a busy core, it may run through; a */
+    if (c->nthrough > 0 && c->on[core] > 0 && !going_on)   /* thread going on is no new start */
         through = gsl_rng_uniform(c->place_rng)
                   < held_interp(c->through_work_ms, c->through_share, c->nthrough, work);
     if (c->place_rng)
         core_gain(c, core, now);
-    c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0, core, 0, now, through, 0};
+    c->job[c->n++] = (cores_job){kind, a, b, work > 0 ? work : 0, core, 0, now, now, through, 0};
     if (c->place_rng && c->switch_ms > 0) {
         int r = running_on(c, core);
         if (!going_on && r >= 0 && c->nprotect > 0 && now - c->job[r].since < c->protect_ms

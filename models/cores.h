@@ -43,7 +43,11 @@
  * wake-up, which come at times a job cannot see). A move takes a waiting
  * job, never the running one. switch_ms -> 0 is the even sharing again;
  * switch_ms -> infinity runs the latest job through. stackcal measures it
- * too.
+ * too. Events at one instant come one at a time, in an order the threads
+ * never saw: a job that loses its core at the instant it got it never ran,
+ * and keeps its place as the one that waited longest (a 1 us sampler given
+ * the core as a decode ended, and taken off it at once by the decoder's
+ * thread going on, waited behind every later turn).
  *
  * Ticks (cores_set_ticks; turns at ticks instead of exponential waits).
  * Linux turns a shared CPU at its scheduler tick (every 4 ms at HZ=250),
@@ -81,7 +85,10 @@
  * at a tick, with probability share[] interpolated on its work (held at the
  * ends), drawn from the placement stream; the rest turn at ticks. With
  * slice 0 an op of W <= tick_ms then takes 2 - share(W) x its time, which
- * turncal measures.
+ * turncal measures. A thread going on at once with its next job (on the
+ * core its last one just left) draws none: it was never put beside the
+ * others, and its run turns at ticks (each op of a decoder going on ran
+ * through before, and a thread waiting on its core waited for all of them).
  *
  * Share by load (cores_set_share_load; off unless called). Linux's search
  * for an idle CPU for a woken thread gives up sooner the busier the cores
@@ -124,6 +131,7 @@ typedef struct {
     int core;              /* placement on: the core it sits on */
     int running;           /* turns on: it has its core now */
     double since;          /* turns on: when it last got or lost its core */
+    double waited;         /* turns on, while it runs: when its wait for the core began */
     int through;           /* ticks on: started on a busy core, it is never cut at a tick */
     int held;              /* protection on: waiting out the running job's protected slice */
 } cores_job;

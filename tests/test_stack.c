@@ -848,6 +848,88 @@ Test(stack, through_is_never_cut)
     near("B cut at 44", d[1], 50.3, 1e-12);
 }
 
+/* One core, ticks every 4 ms, slice 0, jobs running through as `th` says
+ * (NULL: none); job j of work[j] starts at t0[j] (t0 < 0: when job
+ * chain_of[j] ends, its thread going on at once on that core). done[j]:
+ * its end. */
+static void chain_run(const through_tab *th, int n, const double *t0, const int *chain_of,
+                      const double *work, double *done)
+{
+    cores_t k;
+    ev_queue q;
+    gsl_rng *r = rng_stream(11, 0, 1);
+    cr_assert_not_null(r);
+    cr_assert_eq(ev_init(&q, 16), 0);
+    cr_assert_eq(cores_init(&k, 1, NULL, 0, TICK), 0);
+    cr_assert_eq(cores_set_stack(&k, 0, NEVER, NEVER, r), 0);
+    cr_assert_eq(cores_set_ticks(&k, 4, 0), 0);
+    if (th)
+        cr_assert_eq(cores_set_through(&k, th->work_ms, th->share, th->n), 0);
+    for (int j = 0; j < n; j++) {
+        done[j] = -1;
+        if (t0[j] >= 0)
+            cr_assert_eq(ev_push(&q, t0[j], START, (uint32_t)j, 0), 0);
+    }
+    ev_t e;
+    long events = 0;
+    int left = n;
+    while (left > 0 && ev_pop(&q, &e) == 0) {
+        cr_assert_lt(++events, 100000);
+        if (e.kind == TICK) {
+            cr_assert_eq(cores_event(&k, &q, e.t, e.a, e.b), 0);
+        } else if (e.kind == START) {
+            cr_assert_eq(cores_start(&k, &q, e.t, 7, e.a, 0, work[e.a]), 0);
+        } else {
+            done[e.a] = e.t;
+            left--;
+            for (int j = 0; j < n; j++)
+                if (t0[j] < 0 && chain_of[j] == (int)e.a)
+                    cr_assert_eq(cores_start_on(&k, &q, e.t, 7, (uint32_t)j, 0, work[j],
+                                                cores_freed_core(&k, e.t)), 0);
+        }
+    }
+    cores_free(&k);
+    ev_free(&q);
+    gsl_rng_free(r);
+}
+
+/* Running through is a woken thread's: a thread going on at once with its
+ * next op was never put beside the other, and turns at ticks. Every start
+ * on a busy core runs through (share 1). A, endless, at 0; B of 0.5 at
+ * 40.3 runs through to 40.8; its thread goes on with B' of 6, which keeps
+ * the core but is cut at the tick at 44 for A (4 ms, to the tick at 48)
+ * and ends at 48 + 2.8 = 50.8 (through, it would end at 46.8). */
+Test(stack, through_not_for_a_thread_going_on)
+{
+    static const double w[] = {1}, all[] = {1};
+    double d[3];
+    chain_run(&(through_tab){w, all, 1, 0}, 3, (const double[]){0, 40.3, -1}, (const int[]){-1, -1, 1},
+              (const double[]){1e9, 0.5, 6}, d);
+    near("B through", d[1], 40.8, 1e-12);
+    near("B' cut at the tick", d[2], 50.8, 1e-12);
+}
+
+/* Events at one instant are handled one at a time, in an order the threads
+ * never saw: a job that gets the core as one ends and loses it at once to
+ * that job's thread going on never ran, and keeps its place as the one
+ * that waited longest. One core, ticks at 4, slice 0, no protection: A of
+ * 100 at 0; B of 1 at 1 takes the core (A waits from 1); C of 3.5 at 1.5
+ * takes it (B waits from 1.5); the tick at 4 turns to A (C waits from 4,
+ * 1 left), the tick at 8 to B (A waits from 8), which ends at 8.5: the core
+ * goes to C (waiting from 4) and back at once to B's thread, going on with
+ * B' of 2, to 10.5. Then C, waiting from 4, not from 8.5, goes before A
+ * (from 8) and ends at 11.5 (from 8.5 it would wait for A's turn to the
+ * tick at 12, and end at 13). */
+Test(stack, a_core_lost_at_once_keeps_the_wait)
+{
+    double d[4];
+    chain_run(NULL, 4, (const double[]){0, 1, 1.5, -1}, (const int[]){-1, -1, -1, 1},
+              (const double[]){100, 1, 3.5, 2}, d);
+    near("B", d[1], 8.5, 1e-12);
+    near("B'", d[3], 10.5, 1e-12);
+    near("C before A", d[2], 11.5, 1e-12);
+}
+
 /* The closed form turncal fits (cores.h): with slice 0 an op of W put
  * beside a job that never ends runs through with probability p(W) (1 x its
  * time) and otherwise turns at ticks (ticks_match_the_closed_form: 2 x for

@@ -619,14 +619,15 @@ Test(stack, ticks_match_the_closed_form)
 
 /* ---- protected slices (cpu.stack.protect) */
 
-/* One core, ticks every 4 ms, slice 0, protection `protect` with the one
- * share `share` at every work (replication rep of the placement stream);
- * job j of work[j] starts at t0[j] (t0 < 0: it starts when job chain_of[j]
- * ends, its thread going on at once on that core). done[j]: its end.
- * Returns the starts held. */
-static long protect_run_rep(double protect, const double *pw, const double *ps, int np, uint64_t rep,
-                            int n, const double *t0, const int *chain_of, const double *work,
-                            double *done)
+/* One core, ticks every 4 ms, slice 0, protection `protect` with the shares
+ * ps[] at works pw[] (np 0: none) and jobs running through as `th` says
+ * (NULL: none), replication rep of the placement stream; job j of work[j]
+ * starts at t0[j] (t0 < 0: it starts when job chain_of[j] ends, its thread
+ * going on at once on that core). done[j]: its end. Returns the starts
+ * held. */
+static long chain_run_rep(double protect, const double *pw, const double *ps, int np,
+                          const through_tab *th, uint64_t rep, int n, const double *t0,
+                          const int *chain_of, const double *work, double *done)
 {
     cores_t k;
     ev_queue q;
@@ -636,7 +637,10 @@ static long protect_run_rep(double protect, const double *pw, const double *ps, 
     cr_assert_eq(cores_init(&k, 1, NULL, 0, TICK), 0);
     cr_assert_eq(cores_set_stack(&k, 0, NEVER, NEVER, r), 0);
     cr_assert_eq(cores_set_ticks(&k, 4, 0), 0);
-    cr_assert_eq(cores_set_protect(&k, protect, pw, ps, np), 0);
+    if (np > 0)
+        cr_assert_eq(cores_set_protect(&k, protect, pw, ps, np), 0);
+    if (th)
+        cr_assert_eq(cores_set_through(&k, th->work_ms, th->share, th->n), 0);
     for (int j = 0; j < n; j++) {
         done[j] = -1;
         if (t0[j] >= 0)
@@ -663,6 +667,13 @@ static long protect_run_rep(double protect, const double *pw, const double *ps, 
     ev_free(&q);
     gsl_rng_free(r);
     return held;
+}
+
+static long protect_run_rep(double protect, const double *pw, const double *ps, int np, uint64_t rep,
+                            int n, const double *t0, const int *chain_of, const double *work,
+                            double *done)
+{
+    return chain_run_rep(protect, pw, ps, np, NULL, rep, n, t0, chain_of, work, done);
 }
 
 static long protect_run(double protect, double share, int n, const double *t0, const int *chain_of,
@@ -848,49 +859,11 @@ Test(stack, through_is_never_cut)
     near("B cut at 44", d[1], 50.3, 1e-12);
 }
 
-/* One core, ticks every 4 ms, slice 0, jobs running through as `th` says
- * (NULL: none); job j of work[j] starts at t0[j] (t0 < 0: when job
- * chain_of[j] ends, its thread going on at once on that core). done[j]:
- * its end. */
+/* chain_run_rep without protection, replication 0. */
 static void chain_run(const through_tab *th, int n, const double *t0, const int *chain_of,
                       const double *work, double *done)
 {
-    cores_t k;
-    ev_queue q;
-    gsl_rng *r = rng_stream(11, 0, 1);
-    cr_assert_not_null(r);
-    cr_assert_eq(ev_init(&q, 16), 0);
-    cr_assert_eq(cores_init(&k, 1, NULL, 0, TICK), 0);
-    cr_assert_eq(cores_set_stack(&k, 0, NEVER, NEVER, r), 0);
-    cr_assert_eq(cores_set_ticks(&k, 4, 0), 0);
-    if (th)
-        cr_assert_eq(cores_set_through(&k, th->work_ms, th->share, th->n), 0);
-    for (int j = 0; j < n; j++) {
-        done[j] = -1;
-        if (t0[j] >= 0)
-            cr_assert_eq(ev_push(&q, t0[j], START, (uint32_t)j, 0), 0);
-    }
-    ev_t e;
-    long events = 0;
-    int left = n;
-    while (left > 0 && ev_pop(&q, &e) == 0) {
-        cr_assert_lt(++events, 100000);
-        if (e.kind == TICK) {
-            cr_assert_eq(cores_event(&k, &q, e.t, e.a, e.b), 0);
-        } else if (e.kind == START) {
-            cr_assert_eq(cores_start(&k, &q, e.t, 7, e.a, 0, work[e.a]), 0);
-        } else {
-            done[e.a] = e.t;
-            left--;
-            for (int j = 0; j < n; j++)
-                if (t0[j] < 0 && chain_of[j] == (int)e.a)
-                    cr_assert_eq(cores_start_on(&k, &q, e.t, 7, (uint32_t)j, 0, work[j],
-                                                cores_freed_core(&k, e.t)), 0);
-        }
-    }
-    cores_free(&k);
-    ev_free(&q);
-    gsl_rng_free(r);
+    chain_run_rep(0, NULL, NULL, 0, th, 0, n, t0, chain_of, work, done);
 }
 
 /* Running through is a woken thread's: a thread going on at once with its

@@ -590,8 +590,10 @@ int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t 
         c->cold_extra_ms += cold - work;
         work = cold;
     }
-    int through = 0;                   /* started on a busy core, it may run through; a */
-    if (c->nthrough > 0 && c->on[core] > 0 && !going_on)   /* thread going on is no new start */
+    /* started on a busy core, it may run through; a thread going on at once
+     * is no new start (cores.h) */
+    int through = 0;
+    if (c->nthrough > 0 && c->on[core] > 0 && !going_on)
         through = gsl_rng_uniform(c->place_rng)
                   < held_interp(c->through_work_ms, c->through_share, c->nthrough, work);
     if (c->place_rng)

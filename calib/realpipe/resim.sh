@@ -25,6 +25,7 @@
 set -euo pipefail
 
 die() { echo "resim.sh: $*" >&2; exit 2; }
+usage() { sed -n '/^# usage/,/^#   e\.g\./p' "$0" | sed 's/^# //'; }
 
 DIR=build/validate
 LOADS=""
@@ -34,8 +35,8 @@ while getopts "d:l:e:h" o; do
     d) DIR=$OPTARG ;;
     l) LOADS=$OPTARG ;;
     e) SEDS+=(-e "$OPTARG") ;;
-    h) sed -n '/^# usage/,/^#   e\.g\./p' "$0" | sed 's/^# //'; exit 0 ;;
-    *) sed -n '/^# usage/,/^#   e\.g\./p' "$0" | sed 's/^# //' >&2; exit 2 ;;
+    h) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))

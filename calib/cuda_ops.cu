@@ -40,6 +40,7 @@ struct cuda_ctx {
     cudaStream_t stream;
     cublasHandle_t blas;
     char err[768];
+    int oom; /* the last failure was a device allocation that did not fit */
 };
 
 /* ---- error checking ---- */
@@ -79,10 +80,21 @@ static int fail(cuda_ctx *cx, const char *file, int line, const char *call, cons
 
 /* ---- memory ---- */
 
+/* Out of device memory is not sticky: the error is cleared and flagged
+ * (cuda_take_oom), so that the caller can skip a point too large for this
+ * GPU and go on with the context. */
 template <class T> static int dalloc(cuda_ctx *cx, T **p, size_t n)
 {
     *p = nullptr;
-    CK(cudaMalloc((void **)p, (n ? n : 1) * sizeof(T)));
+    cudaError_t e = cudaMalloc((void **)p, (n ? n : 1) * sizeof(T));
+    if (e == cudaErrorMemoryAllocation) {
+        (void)cudaGetLastError();
+        cx->oom = 1;
+        char what[96];
+        snprintf(what, sizeof what, "cudaMalloc of %.2f GiB", (double)((n ? n : 1) * sizeof(T)) / (1 << 30));
+        return fail(cx, __FILE__, __LINE__, what, cudaGetErrorString(e));
+    }
+    CK(e);
     return 0;
 }
 
@@ -651,6 +663,14 @@ extern "C" void cuda_ctx_free(cuda_ctx *cx)
 extern "C" const char *cuda_error(const cuda_ctx *cx)
 {
     return cx ? cx->err : "no CUDA context";
+}
+
+extern "C" int cuda_take_oom(cuda_ctx *cx)
+{
+    int oom = cx && cx->oom;
+    if (cx)
+        cx->oom = 0;
+    return oom;
 }
 
 extern "C" int cuda_describe(cuda_ctx *cx, char *buf, size_t len)

@@ -38,6 +38,9 @@ int cuda_compiled(void);
 cuda_ctx *cuda_ctx_new(char *err, size_t errlen);
 void cuda_ctx_free(cuda_ctx *c);
 const char *cuda_error(const cuda_ctx *c);
+/* 1 when a device allocation did not fit since the last call (the error is
+ * cleared and the context still usable: the caller may skip that size). */
+int cuda_take_oom(cuda_ctx *c);
 /* One line: device name, compute capability, memory, driver, runtime, cuBLAS. */
 int cuda_describe(cuda_ctx *c, char *buf, size_t len);
 

@@ -17,6 +17,7 @@ cuda_ctx *cuda_ctx_new(char *err, size_t errlen)
 
 void cuda_ctx_free(cuda_ctx *c) { (void)c; }
 const char *cuda_error(const cuda_ctx *c) { (void)c; return NO_CUDA; }
+int cuda_take_oom(cuda_ctx *c) { (void)c; return 0; }
 int cuda_describe(cuda_ctx *c, char *buf, size_t len) { (void)c; snprintf(buf, len, "no CUDA"); return -1; }
 
 int cuda_time(cuda_ctx *c, cuda_enqueue_fn enqueue, void *arg, const harness_opts *o, harness_result *r)

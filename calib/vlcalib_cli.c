@@ -96,7 +96,8 @@ static void usage(FILE *f)
         "(3/4, 1/2, 1/4 of the tokens, 64, 16); prefill new_tokens 1,8,49,128 x cache\n"
         "0,64,512 (tiny) or 16,64,256,1024 x 0,1024,4096,16384; decode batch 1..64 x\n"
         "cache 16,128,1024 (tiny) or 512,2048,8192. On the CPU, points over the budget\n"
-        "or over %.0f GiB of memory are skipped and listed.\n"
+        "or over %.0f GiB of memory are skipped and listed; on a GPU, points that do not\n"
+        "fit in its memory (and every larger point of that op).\n"
         "\n"
         "       vlcalib import --trace FILE | --prom FILE --out NAME.yaml [options]\n"
         "Turns production timings into a calibration file and a scenario stages:\n"
@@ -544,7 +545,7 @@ static int run_op(run *R, int op)
         if (dominated || (cpu && bytes > CPU_MEM_CAP)) {
             print_point(R->out, p);
             if (dominated)
-                fprintf(R->out, "  skipped: not smaller than a point already over the CPU budget\n");
+                fprintf(R->out, "  skipped: not smaller than a point already skipped\n");
             else
                 fprintf(R->out, "  skipped: needs %.1f GiB, over the CPU cap of %.0f GiB\n",
                         bytes / (1 << 30), CPU_MEM_CAP / (1 << 30));
@@ -555,6 +556,15 @@ static int run_op(run *R, int op)
             continue;
         }
         if ((cpu ? cpu_point(R, p, &r) : cuda_point(R, p, &r))) {
+            if (!cpu && cuda_take_oom(R->cu)) {   /* too large for this GPU: skip it and larger ones */
+                print_point(R->out, p);
+                fprintf(R->out, "  skipped: does not fit in GPU memory (%s)\n", R->msg);
+                if (nskip < 64) {
+                    skipped_a[nskip] = a;
+                    skipped_b[nskip++] = b;
+                }
+                continue;
+            }
             fprintf(R->err, "vlcalib: %s batch %d: %s\n", op_names[op], p->batch, R->msg);
             rc = -1;
             break;

@@ -537,3 +537,68 @@ Test(calfile, decode_video_round_trip)
     calf_free(&f);
 }
 
+
+/* ---- the H100 calibration (calib/gpu-run.sh, 2026-12-05) ---- */
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Every point of a shipped GPU file against its raw samples, recomputed here
+ * from the CSV: the count, the minimum and the median (the mean of the two
+ * middle values of an even count). The file's statistics and its samples
+ * were written by one run; a file edited by hand, or a samples file from
+ * another run, fails. */
+static void expect_points_match_samples(const char *yaml, const char *csv)
+{
+    calf_file f;
+    char err[512];
+    cr_assert_eq(calf_read(yaml, &f, err, sizeof err), 0, "%s", err);
+    cr_expect_str_eq(f.backend, "cuda");
+    cr_expect(strstr(f.device.name, "H100") != NULL, "%s", f.device.name);
+    int total = 0;
+    for (int i = 0; i < f.nops; i++)
+        for (int j = 0; j < f.ops[i].npoints; j++) {
+            const calf_point *p = &f.ops[i].points[j];
+            FILE *in = fopen(csv, "r");
+            cr_assert_not_null(in, "%s", csv);
+            char line[512], op[32], model[64];
+            double ms[256];
+            int n = 0, b, ti, to, nt, cl, rep;
+            double v;
+            cr_assert_not_null(fgets(line, sizeof line, in));   /* header */
+            while (fgets(line, sizeof line, in))
+                if (sscanf(line, "%31[^,],%63[^,],%d,%d,%d,%d,%d,%d,%lf", op, model, &b, &ti, &to, &nt, &cl,
+                           &rep, &v) == 9 &&
+                    !strcmp(op, f.ops[i].op) && !strcmp(model, f.ops[i].model) && b == p->batch &&
+                    ti == p->tokens_in && to == p->tokens_out && nt == p->new_tokens && cl == p->cache_len) {
+                    cr_assert_lt(n, 256);
+                    ms[n++] = v;
+                }
+            fclose(in);
+            qsort(ms, (size_t)n, sizeof ms[0], cmp_double);
+            cr_expect_eq(n, p->n, "%s batch %d cache %d", f.ops[i].op, p->batch, p->cache_len);
+            if (n == 0)
+                continue;
+            double med = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
+            cr_expect(fabs(med - p->p50_ms) <= 2e-6 + 1e-6 * med, "%s batch %d: median %.6f, p50 %.6f",
+                      f.ops[i].op, p->batch, med, p->p50_ms);
+            cr_expect(fabs(ms[0] - p->min_ms) <= 2e-6, "%s batch %d: min", f.ops[i].op, p->batch);
+            total++;
+        }
+    cr_expect_gt(total, 0);
+    calf_free(&f);
+}
+
+Test(calfile, h100_files_match_their_samples)
+{
+    static const char *const names[] = { "siglip-so400m-384", "llama-3-8b-prefill", "llama-3-8b-decode" };
+    for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+        char yaml[128], csv[128];
+        snprintf(yaml, sizeof yaml, "calib/data/h100-80gb-hbm3-%s.yaml", names[k]);
+        snprintf(csv, sizeof csv, "calib/data/h100-80gb-hbm3-%s.samples.csv", names[k]);
+        expect_points_match_samples(yaml, csv);
+    }
+}

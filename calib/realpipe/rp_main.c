@@ -1369,7 +1369,10 @@ static int cmd_wakecal(opts *o, char *err, size_t n)
     snprintf(text + len, sizeof text - (size_t)len,
              "# the wake index: the geometric mean of the two class-0 quick p90s (ms), how fast a woken\n"
              "# thread runs with the cores idle (make validate's after-run probe compares it)\n"
-             "wake_index_ms: %.4f\n", r.index_ms);
+             "wake_index_ms: %.4f\n"
+             "# releases due before the previous one was handed over (the thread still late, no timed\n"
+             "# wait of their own): left out of timer_busy\n"
+             "timer_caught_up: %ld\n", r.index_ms, r.timer_caught_up);
     fputs(text, stdout);
     int rc = 0;
     if (o->out) {

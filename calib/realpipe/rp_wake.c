@@ -228,10 +228,22 @@ int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long njobs, cha
     if (family(&r->wake, r->classes, jobs, v, rem, cls, njobs,
                "quick wake-up of a sleeping worker", err, errlen))
         goto out;
+    /* A job due before the one ahead of it was handed over found the release
+     * thread awake, still late for that one: it was handed over at once, with
+     * no timed wait of its own. Its lateness is the earlier wait's remainder;
+     * counted again it would turn one long oversleep into many (a 20 ms one,
+     * a dozen samples over 5 ms), and the simulator's release thread, which
+     * hands over every frame due while it was late with the late one, would
+     * then draw each of them as an oversleep of its own. */
+    r->timer_caught_up = 0;
     for (long i = 0; i < njobs; i++) {
         v[i] = jobs[i].tq - jobs[i].due;
         cls[i] = running_at(te, cnt, ne, jobs[i].due, top);
         rem[i] = first_end(sp, njobs, maxdur, jobs[i].due) - jobs[i].due;
+        if (i > 0 && jobs[i].due <= jobs[i - 1].tq) {
+            cls[i] = -1;
+            r->timer_caught_up++;
+        }
     }
     rc = family(&r->timer, r->classes, jobs, v, rem, cls, njobs, "quick timed wake-up", err, errlen);
     if (rc == 0)

@@ -68,6 +68,8 @@ typedef struct {
     rp_wake_classes wake;          /* a handed-over job's wait, by the jobs running at the handoff */
     rp_wake_classes timer;         /* how late the release thread woke from its timed wait, by
                                       the jobs running when it was due */
+    long timer_caught_up;          /* jobs due before the one ahead was handed over: no timed
+                                      wait of their own, left out of timer */
     double index_ms;               /* the wake index: the geometric mean of the two families'
                                       class-0 quick p90s, how fast a woken thread runs with the
                                       cores idle (make validate's after-run probe compares it:
@@ -82,11 +84,12 @@ typedef struct {
     int asleep;                    /* a worker slept for it at the handoff */
 } rp_wake_job;
 
-/* r->wake and r->timer from n finished jobs, for r->classes classes (r
- * otherwise zero): a job with asleep set gives a wake sample t0 - tq of
- * class "jobs running at tq"; every job gives a timer sample tq - due of
- * class "jobs running at due" (running at t: t0 <= t < t1; the last class
- * takes the rest); a sample is held when it lasts at least until the first
+/* r->wake and r->timer from n finished jobs in release order, for
+ * r->classes classes (r otherwise zero): a job with asleep set gives a wake
+ * sample t0 - tq of class "jobs running at tq"; every job but those due by
+ * the previous one's handoff (caught up: counted in r->timer_caught_up)
+ * gives a timer sample tq - due of class "jobs running at due" (running
+ * at t: t0 <= t < t1; the last class takes the rest); a sample is held when it lasts at least until the first
  * of those jobs ends, less RP_WAKE_HELD_TOL; and r->index_ms. 0, or -1 and a
  * message when a class has no quick sample (r then holds none). */
 int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long n, char *err, size_t errlen);

@@ -86,12 +86,13 @@ static int fail(cuda_ctx *cx, const char *file, int line, const char *call, cons
 template <class T> static int dalloc(cuda_ctx *cx, T **p, size_t n)
 {
     *p = nullptr;
-    cudaError_t e = cudaMalloc((void **)p, (n ? n : 1) * sizeof(T));
+    size_t bytes = (n ? n : 1) * sizeof(T);
+    cudaError_t e = cudaMalloc((void **)p, bytes);
     if (e == cudaErrorMemoryAllocation) {
         (void)cudaGetLastError();
         cx->oom = 1;
         char what[96];
-        snprintf(what, sizeof what, "cudaMalloc of %.2f GiB", (double)((n ? n : 1) * sizeof(T)) / (1 << 30));
+        snprintf(what, sizeof what, "cudaMalloc of %.2f GiB", (double)bytes / (1 << 30));
         return fail(cx, __FILE__, __LINE__, what, cudaGetErrorString(e));
     }
     CK(e);

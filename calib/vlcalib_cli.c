@@ -520,13 +520,36 @@ static void print_point(FILE *f, const point *p)
             p->new_tokens, p->cache_len);
 }
 
+/* The points an op skipped (over a budget, a memory cap or the GPU's
+ * memory): a point not smaller in both sizes than one of them is skipped
+ * too, without trying it. */
+typedef struct {
+    long a[64], b[64];
+    int n;
+} skips;
+
+static void skip_larger(skips *s, long a, long b)
+{
+    if (s->n < 64) {
+        s->a[s->n] = a;
+        s->b[s->n++] = b;
+    }
+}
+
+static bool dominated_by(const skips *s, long a, long b)
+{
+    for (int k = 0; k < s->n; k++)
+        if (a >= s->a[k] && b >= s->b[k])
+            return true;
+    return false;
+}
+
 /* One op's grid: 0, or -1 on an error (message printed). */
 static int run_op(run *R, int op)
 {
     point *pts;
     int n = grid(R->m, op, &pts), rc = 0;
-    long skipped_a[64], skipped_b[64];
-    int nskip = 0;
+    skips sk = { .n = 0 };
     bool cpu = !R->cu;
     if (R->cal && !(R->cal_op = calfile_add_op(R->cal, op_names[op], R->m->name, cpu ? "float32" : "bf16"))) {
         fprintf(R->err, "vlcalib: out of memory\n");
@@ -537,9 +560,7 @@ static int run_op(run *R, int op)
         const point *p = &pts[i];
         long a, b;
         point_size(p, &a, &b);
-        bool dominated = false;
-        for (int k = 0; k < nskip; k++)
-            dominated |= a >= skipped_a[k] && b >= skipped_b[k];
+        bool dominated = dominated_by(&sk, a, b);
         harness_result r = { 0 };
         double bytes = cpu ? cpu_bytes(R, p) : 0;
         if (dominated || (cpu && bytes > CPU_MEM_CAP)) {
@@ -549,20 +570,14 @@ static int run_op(run *R, int op)
             else
                 fprintf(R->out, "  skipped: needs %.1f GiB, over the CPU cap of %.0f GiB\n",
                         bytes / (1 << 30), CPU_MEM_CAP / (1 << 30));
-            if (nskip < 64) {
-                skipped_a[nskip] = a;
-                skipped_b[nskip++] = b;
-            }
+            skip_larger(&sk, a, b);
             continue;
         }
         if ((cpu ? cpu_point(R, p, &r) : cuda_point(R, p, &r))) {
             if (!cpu && cuda_take_oom(R->cu)) {   /* too large for this GPU: skip it and larger ones */
                 print_point(R->out, p);
                 fprintf(R->out, "  skipped: does not fit in GPU memory (%s)\n", R->msg);
-                if (nskip < 64) {
-                    skipped_a[nskip] = a;
-                    skipped_b[nskip++] = b;
-                }
+                skip_larger(&sk, a, b);
                 continue;
             }
             fprintf(R->err, "vlcalib: %s batch %d: %s\n", op_names[op], p->batch, R->msg);
@@ -574,10 +589,7 @@ static int run_op(run *R, int op)
             fprintf(R->out, "  skipped: one run took %.2f s; %d runs would take %.0f s, over the %.0f s CPU budget\n",
                     r.est_seconds / (R->h.warmups + R->h.reps), R->h.warmups + R->h.reps, r.est_seconds,
                     R->o->cpu_budget);
-            if (nskip < 64) {
-                skipped_a[nskip] = a;
-                skipped_b[nskip++] = b;
-            }
+            skip_larger(&sk, a, b);
             continue;
         }
         fprintf(R->out, " %9.4f %9.4f %9.4f %9.4f %9.4f %9.4f\n", r.p50, r.p95, r.p99, r.mean, r.sd, r.min);

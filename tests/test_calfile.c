@@ -546,11 +546,19 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* One row of a samples CSV (op,model,batch,tokens_in,tokens_out,
+ * new_tokens,cache_len,rep,ms), read here by hand. */
+typedef struct {
+    char op[32], model[64];
+    int batch, tokens_in, tokens_out, new_tokens, cache_len;
+    double ms;
+} sample_row;
+
 /* Every point of a shipped GPU file against its raw samples, recomputed here
- * from the CSV: the count, the minimum and the median (the mean of the two
- * middle values of an even count). The file's statistics and its samples
- * were written by one run; a file edited by hand, or a samples file from
- * another run, fails. */
+ * from the CSV (read once): the count, the minimum and the median (the mean
+ * of the two middle values of an even count). The file's statistics and its
+ * samples were written by one run; a file edited by hand, or a samples file
+ * from another run, fails. */
 static void expect_points_match_samples(const char *yaml, const char *csv)
 {
     calf_file f;
@@ -558,26 +566,39 @@ static void expect_points_match_samples(const char *yaml, const char *csv)
     cr_assert_eq(calf_read(yaml, &f, err, sizeof err), 0, "%s", err);
     cr_expect_str_eq(f.backend, "cuda");
     cr_expect(strstr(f.device.name, "H100") != NULL, "%s", f.device.name);
+    FILE *in = fopen(csv, "r");
+    cr_assert_not_null(in, "%s", csv);
+    size_t nrows = 0, cap = 0;
+    sample_row *rows = NULL, row;
+    char line[512];
+    int rep;
+    cr_assert_not_null(fgets(line, sizeof line, in));   /* header */
+    while (fgets(line, sizeof line, in))
+        if (sscanf(line, "%31[^,],%63[^,],%d,%d,%d,%d,%d,%d,%lf", row.op, row.model, &row.batch,
+                   &row.tokens_in, &row.tokens_out, &row.new_tokens, &row.cache_len, &rep, &row.ms) == 9) {
+            if (nrows == cap) {
+                cap = cap ? 2 * cap : 1024;
+                rows = realloc(rows, cap * sizeof *rows);
+                cr_assert_not_null(rows);
+            }
+            rows[nrows++] = row;
+        }
+    fclose(in);
     int total = 0;
     for (int i = 0; i < f.nops; i++)
         for (int j = 0; j < f.ops[i].npoints; j++) {
             const calf_point *p = &f.ops[i].points[j];
-            FILE *in = fopen(csv, "r");
-            cr_assert_not_null(in, "%s", csv);
-            char line[512], op[32], model[64];
             double ms[256];
-            int n = 0, b, ti, to, nt, cl, rep;
-            double v;
-            cr_assert_not_null(fgets(line, sizeof line, in));   /* header */
-            while (fgets(line, sizeof line, in))
-                if (sscanf(line, "%31[^,],%63[^,],%d,%d,%d,%d,%d,%d,%lf", op, model, &b, &ti, &to, &nt, &cl,
-                           &rep, &v) == 9 &&
-                    !strcmp(op, f.ops[i].op) && !strcmp(model, f.ops[i].model) && b == p->batch &&
-                    ti == p->tokens_in && to == p->tokens_out && nt == p->new_tokens && cl == p->cache_len) {
+            int n = 0;
+            for (size_t k = 0; k < nrows; k++) {
+                const sample_row *r = &rows[k];
+                if (!strcmp(r->op, f.ops[i].op) && !strcmp(r->model, f.ops[i].model) && r->batch == p->batch
+                    && r->tokens_in == p->tokens_in && r->tokens_out == p->tokens_out
+                    && r->new_tokens == p->new_tokens && r->cache_len == p->cache_len) {
                     cr_assert_lt(n, 256);
-                    ms[n++] = v;
+                    ms[n++] = r->ms;
                 }
-            fclose(in);
+            }
             qsort(ms, (size_t)n, sizeof ms[0], cmp_double);
             cr_expect_eq(n, p->n, "%s batch %d cache %d", f.ops[i].op, p->batch, p->cache_len);
             if (n == 0)
@@ -589,6 +610,7 @@ static void expect_points_match_samples(const char *yaml, const char *csv)
             total++;
         }
     cr_expect_gt(total, 0);
+    free(rows);
     calf_free(&f);
 }
 

@@ -89,9 +89,10 @@ typedef struct {
  * sample t0 - tq of class "jobs running at tq"; every job but those due by
  * the previous one's handoff (caught up: counted in r->timer_caught_up)
  * gives a timer sample tq - due of class "jobs running at due" (running
- * at t: t0 <= t < t1; the last class takes the rest); a sample is held when it lasts at least until the first
- * of those jobs ends, less RP_WAKE_HELD_TOL; and r->index_ms. 0, or -1 and a
- * message when a class has no quick sample (r then holds none). */
+ * at t: t0 <= t < t1; the last class takes the rest); a sample is held
+ * when it lasts at least until the first of those jobs ends, less
+ * RP_WAKE_HELD_TOL; and r->index_ms. 0, or -1 and a message when a class
+ * has no quick sample (r then holds none). */
 int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long n, char *err, size_t errlen);
 
 /* 0, or -1 and a message. p->cores 1..8 (the workers are cores + 1),

@@ -1022,6 +1022,42 @@ Test(realpipe, wakecal_classes_by_hand)
     cr_expect_eq(rp_wake_samples_path("a-long-name.yaml", 0, 0, sp, 8), -1);
 }
 
+/* A machine stall by hand (classes 0 and 1+; ms; {due, handed over, started,
+ * ended, chain, load, asleep}): J2 is handed over at 2.06 with nothing
+ * running and starts 120 ms later; the release thread, due at 3.0 for J3,
+ * hands it over only at 121.0 (118 ms late, nothing running either). The
+ * two waits overlap by 121.0 - 3.0 = 118 ms: the machine, not a wake-up;
+ * both are left out. J7's 10 ms oversleep overlaps no wait: one thread's,
+ * kept. So wake class 0: J0 0.10, J1 0.10, J5 0.08 (n 3); class 1: J6
+ * 0.07; timer class 0: J0 0.05, J1 0.04, J2 0.06, J4 0.05, J5 0.02, J7 10
+ * (n 6); class 1: J6 0.03 (J5 running at its due time). */
+Test(realpipe, wakecal_machine_stall_by_hand)
+{
+    const rp_wake_job jobs[] = {
+        {0.0, 0.05, 0.15, 0.6, 0, 0, 1},       {1.0, 1.04, 1.14, 1.5, 0, 0, 1},
+        {2.0, 2.06, 122.06, 122.5, 0, 0, 1},   {3.0, 121.0, 122.5, 123.0, 0, 0, 0},
+        {122.0, 122.05, 123.0, 123.4, 0, 0, 0}, {130.0, 130.02, 130.1, 131.0, 0, 1, 1},
+        {130.5, 130.53, 130.6, 130.9, 0, 1, 1}, {140.0, 150.0, 150.1, 150.5, 0, 2, 0},
+    };
+    rp_wake_result r;
+    char err[512] = "";
+    memset(&r, 0, sizeof r);
+    r.classes = 2;
+    cr_assert_eq(rp_wake_classify(&r, jobs, 8, err, sizeof err), 0, "%s", err);
+    cr_expect_eq(r.stalls, 2, "J2's wait and J3's lateness");
+    close_to("the stall's overlap", r.stall_ms, 118.0);
+    cr_expect_eq(r.wake.n[0], 3, "J2's 120 ms wait left out");
+    cr_expect_eq(r.wake.all[0], 3);
+    close_to("the wake class-0 mean", r.wake.mean[0], (0.10 + 0.10 + 0.08) / 3);
+    cr_expect_eq(r.wake.n[1], 1);
+    close_to("the wake class-1 sample", r.wake.samples[1][0], 0.07);
+    cr_expect_eq(r.timer.n[0], 6, "J3's 118 ms lateness left out, J7's 10 ms kept");
+    close_to("the longest timer sample kept: J7's", r.timer.samples[0][5], 10.0);
+    close_to("the timer class-1 sample", r.timer.samples[1][0], 0.03);
+    cr_expect_eq(r.timer_caught_up, 0);
+    rp_wake_free(&r);
+}
+
 /* The wake index by hand: two jobs with the cores idle (one class), waits
  * 0.10 and 0.40 ms, the release thread 0.04 and 0.16 ms late; the p90s
  * (linear between order statistics) 0.10 + 0.9 * 0.30 = 0.37 and

@@ -97,6 +97,64 @@ Test(resim, rows_as_by_hand_on_the_compared_runs, .timeout = 120)
     kit_rm_rf(dir);
 }
 
+/* -r: each compared run alone against the scenario on that run's phases,
+ * as validate.sh makes it (vlrealpipe scenario --phases-from that run
+ * alone): resim.sh's rows are those of that scenario by hand. */
+Test(resim, each_run_alone_as_by_hand, .timeout = 120)
+{
+    char dir[256], spans[2][300];
+    kit_tmpdir(dir, sizeof dir, "resim");
+    cr_assert_eq(kit_sh("mkdir -p %s/runs/0.30", dir), 0);
+    for (int r = 0; r < 2; r++) {
+        snprintf(spans[r], sizeof spans[r], "%s/runs/0.30/spans-%d.csv", dir, r + 1);
+        cr_assert_eq(kit_sh("./vlrealpipe run --fps 20 --duration 2 --warmup 0.5 --seed %d --out %s 2> /dev/null",
+                            r + 1, spans[r]), 0);
+    }
+    const char *scen = "./vlrealpipe scenario --calib " RP "tiny-fixture.yaml --decode-calib " RP
+                       "video-fixture.yaml --fps 20 --warmup 0.5 --sim-duration 5 --sim-reps 2";
+    cr_assert_eq(kit_sh("%s --phases-from %s --phases-from %s --out %s/runs/0.30/scenario.yaml > /dev/null", scen,
+                        spans[0], spans[1], dir), 0);
+    char probe[300];
+    snprintf(probe, sizeof probe, "%s/probe.csv", dir);
+    kit_write_file(probe, "0.30,1,150,1.0,1,1.6,0.07,1.0,1,0.00\n"
+                          "0.30,2,150,1.0,1,1.6,0.07,1.0,1,0.00\n");
+    cr_assert_eq(kit_sh("WARMUP=0.5 calib/realpipe/resim.sh -r -d %s %s/out > %s/summary 2> %s/err", dir, dir,
+                        dir, dir), 0);
+
+    char path[512], sim[512], rows[512];
+    char *got[2];
+    for (int r = 0; r < 2; r++) {
+        snprintf(path, sizeof path, "%s/hand-%d.yaml", dir, r + 1);
+        snprintf(sim, sizeof sim, "%s/hand-%d-sim.csv", dir, r + 1);
+        snprintf(rows, sizeof rows, "%s/hand-%d-rows.csv", dir, r + 1);
+        cr_assert_eq(kit_sh("%s --phases-from %s --out %s > /dev/null", scen, spans[r], path), 0);
+        cr_assert_eq(kit_sh("./vlsim run %s --csv %s -q 2> /dev/null", path, sim), 0);
+        cr_assert_eq(kit_sh("./vlrealpipe compare --load 0.30 --sim %s --warmup 0.5 --out %s %s > /dev/null", sim,
+                            rows, spans[r]), 0);
+        char *want = kit_slurp(rows);
+        snprintf(path, sizeof path, "%s/out/0.30-run%d-rows.csv", dir, r + 1);
+        got[r] = kit_slurp(path);
+        cr_assert_not_null(got[r], "%s not written", path);
+        cr_expect_str_eq(got[r], want, "run %d: resim.sh -r's rows differ from its own scenario by hand", r + 1);
+        free(want);
+    }
+    cr_expect_str_neq(got[0], got[1], "the two runs' rows differ: the check can fail");
+    free(got[0]);
+    free(got[1]);
+
+    snprintf(path, sizeof path, "%s/out/perrun.csv", dir);
+    char *all = kit_slurp(path);
+    cr_assert_not_null(all);
+    cr_expect_eq(strncmp(all, "load,run,stage,metric,real_ms,sim_ms,rel_err\n", 45), 0, "header: %s", all);
+    cr_expect_not_null(strstr(all, "\n0.30,1,frame,p50,"), "%s", all);
+    cr_expect_not_null(strstr(all, "\n0.30,2,frame,p99,"), "%s", all);
+    free(all);
+    char *sum = kit_slurp(strcat(strcpy(path, dir), "/summary"));
+    cr_expect_not_null(strstr(sum, "0.30 run 2 frame p95"), "the runs' rows are printed:\n%s", sum);
+    free(sum);
+    kit_rm_rf(dir);
+}
+
 Test(resim, an_edit_reaches_the_scenario_and_nothing_is_overwritten, .timeout = 120)
 {
     char dir[256], a[300];

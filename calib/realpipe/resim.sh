@@ -20,7 +20,14 @@
 # and the mean |rel err| of the 12 frame percentiles (a summary for trying
 # ideas, not the target: the target is every figure within its bound).
 #
-# usage: calib/realpipe/resim.sh [-d DIR] [-l "0.30 0.50"] [-e SED_EXPR]... OUT
+# With -r it also sets each compared run alone against the scenario with
+# every replication replaying that run's phases (the k-th line of the
+# scenario's phase_ms, one per compared run in order), as validate.sh's
+# results-perrun.csv does: OUT/L-run<r>.yaml, -run<r>-sim.csv, -run<r>-rows.csv
+# and OUT/perrun.csv (load,run,stage,metric,real_ms,sim_ms,rel_err); it
+# prints their frame rows too.
+#
+# usage: calib/realpipe/resim.sh [-d DIR] [-l "0.30 0.50"] [-r] [-e SED_EXPR]... OUT
 #   e.g. calib/realpipe/resim.sh -e 's/wake_held: \[[^]]*\]/wake_held: [0, 0, 0]/' /tmp/noheld
 set -euo pipefail
 
@@ -30,17 +37,19 @@ usage() { sed -n '/^# usage/,/^#   e\.g\./p' "$0" | sed 's/^# //'; }
 DIR=build/validate
 LOADS=""
 SEDS=()
-while getopts "d:l:e:h" o; do
+PERRUN=0
+while getopts "d:l:e:rh" o; do
   case "$o" in
     d) DIR=$OPTARG ;;
     l) LOADS=$OPTARG ;;
+    r) PERRUN=1 ;;
     e) SEDS+=(-e "$OPTARG") ;;
     h) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || die "one output folder expected (usage: resim.sh [-d DIR] [-l LOADS] [-e SED_EXPR]... OUT)"
+[ $# = 1 ] || die "one output folder expected (usage: resim.sh [-d DIR] [-l LOADS] [-r] [-e SED_EXPR]... OUT)"
 OUT=$1
 [ -d "$DIR/runs" ] || die "$DIR/runs: not found (run make validate first, or name its folder with -d)"
 [ -e "$OUT" ] && die "$OUT: exists; name a new folder (nothing is overwritten)"
@@ -75,6 +84,24 @@ for L in $LOADS; do
     || { cat "$TMP/$L-sim.log" >&2; die "vlsim failed on $D/scenario.yaml as edited"; }
   ./vlrealpipe compare --load "$L" --sim "$TMP/$L-sim.csv" --warmup "$WARMUP" --out "$TMP/$L-rows.csv" \
     "${used[@]}" > /dev/null || die "vlrealpipe compare failed at load $L"
+  [ "$PERRUN" = 1 ] || continue
+  [ -f "$TMP/perrun.csv" ] || echo "load,run,stage,metric,real_ms,sim_ms,rel_err" > "$TMP/perrun.csv"
+  k=0
+  for f in "${used[@]}"; do
+    k=$((k + 1))
+    r=$(basename "$f" .csv)
+    r=${r#spans-}
+    # the scenario with its k-th phase line alone (one per compared run, in order)
+    awk -v k="$k" '/^  phase_ms:/ { in_p = 1; print; next }
+                   in_p && /^    - \[/ { if (++j == k) print; next }
+                   { in_p = 0; print }' "$TMP/$L.yaml" > "$TMP/$L-run$r.yaml"
+    grep -q '^    - \[' "$TMP/$L-run$r.yaml" || die "$D/scenario.yaml: no phase line $k for run $r"
+    ./vlsim run "$TMP/$L-run$r.yaml" --csv "$TMP/$L-run$r-sim.csv" -q 2> "$TMP/$L-run$r-sim.log" \
+      || { cat "$TMP/$L-run$r-sim.log" >&2; die "vlsim failed on run $r's scenario at load $L"; }
+    ./vlrealpipe compare --load "$L" --sim "$TMP/$L-run$r-sim.csv" --warmup "$WARMUP" \
+      --out "$TMP/$L-run$r-rows.csv" "$f" > /dev/null || die "vlrealpipe compare failed at load $L run $r"
+    awk -F, -v r="$r" 'NR > 1 { $1 = $1 "," r; print }' OFS=, "$TMP/$L-run$r-rows.csv" >> "$TMP/perrun.csv"
+  done
 done
 mv "$TMP" "$OUT" || die "cannot move the results to $OUT"
 trap - EXIT
@@ -83,3 +110,8 @@ for L in $LOADS; do grep "^$L,frame," "$OUT/$L-rows.csv"; done | awk -F, '
     else { printf "%s frame %-9s real %8.3f ms sim %8.3f ms %+6.1f %%\n", $1, $3, $4, $5, 100 * $6
            e = $6 < 0 ? -$6 : $6; s += e; n++ } }
   END { if (n) printf "mean |rel err| of the %d frame percentiles: %.1f %%\n", n, 100 * s / n }'
+if [ "$PERRUN" = 1 ]; then
+  echo "each run alone, on its own phases:"
+  awk -F, 'NR > 1 && $3 == "frame" && $4 != "drop_rate" {
+             printf "%s run %s frame %-4s real %8.3f ms sim %8.3f ms %+6.1f %%\n", $1, $2, $4, $5, $6, 100 * $7 }' "$OUT/perrun.csv"
+fi

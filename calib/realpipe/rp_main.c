@@ -1372,7 +1372,12 @@ static int cmd_wakecal(opts *o, char *err, size_t n)
              "wake_index_ms: %.4f\n"
              "# releases due before the previous one was handed over (the thread still late, no timed\n"
              "# wait of their own): left out of timer_busy\n"
-             "timer_caught_up: %ld\n", r.index_ms, r.timer_caught_up);
+             "timer_caught_up: %ld\n"
+             "# the machine stalled: class-0 samples of the two families overlapping by %.0f ms or more\n"
+             "# (the cores idle, two threads not run: the host's, not a wake-up), left out of both;\n"
+             "# the longest overlap (ms)\n"
+             "machine_stalls: %ld\n"
+             "machine_stall_ms: %.3f\n", r.index_ms, r.timer_caught_up, RP_WAKE_STALL_MS, r.stalls, r.stall_ms);
     fputs(text, stdout);
     int rc = 0;
     if (o->out) {

@@ -197,6 +197,48 @@ static int family(rp_wake_classes *f, int classes, const rp_wake_job *jobs, cons
 /* Both families from the finished jobs: the jobs running at any moment are
  * counted from their start and end edges afterwards, so the measurement
  * itself touches nothing but the clock. */
+/* A machine stall: a class-0 wake-up wait (cores idle) and a class-0 timer
+ * lateness, of two threads, that overlap by RP_WAKE_STALL_MS or more. With
+ * the cores idle nothing of the machine's own load keeps two threads from
+ * running: the host did not run the VM's CPUs (a 120 ms freeze caught both
+ * the waking worker and the release thread at 22:27 UTC on 2026-12-05). Such
+ * a wait is the whole machine's, not one thread's wake-up: drawn by the
+ * simulator as one thread's wake-up it stalled the sampler alone for 120 ms,
+ * every few seconds, while the rest of the pipeline ran on. Both samples
+ * are left out (cls -1) and counted. Only the long ones are compared:
+ * O(long waits x long latenesses). */
+static void mark_stalls(rp_wake_result *r, const rp_wake_job *jobs, long njobs, const double *wv,
+                        int *wcls, const double *tv, int *tcls)
+{
+    r->stalls = 0;
+    r->stall_ms = 0;
+    for (long i = 0; i < njobs; i++) {
+        if (wcls[i] != 0 || !(wv[i] >= RP_WAKE_STALL_MS))
+            continue;
+        for (long j = 0; j < njobs; j++) {
+            if ((tcls[j] != 0 && tcls[j] != -2) || !(tv[j] >= RP_WAKE_STALL_MS))
+                continue;
+            double a = jobs[i].tq > jobs[j].due ? jobs[i].tq : jobs[j].due;
+            double b = jobs[i].t0 < jobs[j].tq ? jobs[i].t0 : jobs[j].tq;
+            if (b - a < RP_WAKE_STALL_MS)
+                continue;
+            if (wcls[i] == 0) {
+                wcls[i] = -1;
+                r->stalls++;
+            }
+            if (tcls[j] == 0) {
+                tcls[j] = -2;          /* left out; -2 so that other waits still see it */
+                r->stalls++;
+            }
+            if (b - a > r->stall_ms)
+                r->stall_ms = b - a;
+        }
+    }
+    for (long j = 0; j < njobs; j++)
+        if (tcls[j] == -2)
+            tcls[j] = -1;
+}
+
 int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long njobs, char *err, size_t errlen)
 {
     size_t ne = 2 * (size_t)njobs;
@@ -204,10 +246,12 @@ int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long njobs, cha
     double *te = malloc((ne + 1) * sizeof *te), *v = calloc((size_t)njobs + 1, sizeof *v);
     double *rem = calloc((size_t)njobs + 1, sizeof *rem);
     int *cnt = malloc((ne + 1) * sizeof *cnt), *cls = calloc((size_t)njobs + 1, sizeof *cls);
+    double *tv = calloc((size_t)njobs + 1, sizeof *tv), *trem = calloc((size_t)njobs + 1, sizeof *trem);
+    int *tcls = calloc((size_t)njobs + 1, sizeof *tcls);
     span *sp = malloc(((size_t)njobs + 1) * sizeof *sp);
     int rc = -1, top = r->classes - 1;
     double maxdur = 0;
-    if (!ed || !te || !v || !rem || !cnt || !cls || !sp) {
+    if (!ed || !te || !v || !rem || !cnt || !cls || !tv || !trem || !tcls || !sp) {
         snprintf(err, errlen, "out of memory");
         goto out;
     }
@@ -225,9 +269,6 @@ int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long njobs, cha
         cls[i] = jobs[i].asleep ? running_at(te, cnt, ne, jobs[i].tq, top) : -1;
         rem[i] = first_end(sp, njobs, maxdur, jobs[i].tq) - jobs[i].tq;
     }
-    if (family(&r->wake, r->classes, jobs, v, rem, cls, njobs,
-               "quick wake-up of a sleeping worker", err, errlen))
-        goto out;
     /* A job due before the one ahead of it was handed over found the release
      * thread awake, still late for that one: it was handed over at once, with
      * no timed wait of its own. Its lateness is the earlier wait's remainder;
@@ -237,19 +278,26 @@ int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long njobs, cha
      * then draw each of them as an oversleep of its own. */
     r->timer_caught_up = 0;
     for (long i = 0; i < njobs; i++) {
-        v[i] = jobs[i].tq - jobs[i].due;
-        cls[i] = running_at(te, cnt, ne, jobs[i].due, top);
-        rem[i] = first_end(sp, njobs, maxdur, jobs[i].due) - jobs[i].due;
+        tv[i] = jobs[i].tq - jobs[i].due;
+        tcls[i] = running_at(te, cnt, ne, jobs[i].due, top);
+        trem[i] = first_end(sp, njobs, maxdur, jobs[i].due) - jobs[i].due;
         if (i > 0 && jobs[i].due <= jobs[i - 1].tq) {
-            cls[i] = -1;
+            tcls[i] = -1;
             r->timer_caught_up++;
         }
     }
-    rc = family(&r->timer, r->classes, jobs, v, rem, cls, njobs, "quick timed wake-up", err, errlen);
+    mark_stalls(r, jobs, njobs, v, cls, tv, tcls);
+    if (family(&r->wake, r->classes, jobs, v, rem, cls, njobs,
+               "quick wake-up of a sleeping worker", err, errlen))
+        goto out;
+    rc = family(&r->timer, r->classes, jobs, tv, trem, tcls, njobs, "quick timed wake-up", err, errlen);
     if (rc == 0)
         r->index_ms = sqrt(r->wake.p90[0] * r->timer.p90[0]);
 out:
     free(rem);
+    free(tv);
+    free(trem);
+    free(tcls);
     free(sp);
     if (rc)
         rp_wake_free(r);

@@ -43,6 +43,8 @@
 #define RP_WAKE_MAX_CLASSES 9      /* cores 1..8 */
 #define RP_WAKE_NLOADS 4
 #define RP_WAKE_HELD_TOL 0.05      /* ms: a wait ending this close to a running job's end is held */
+#define RP_WAKE_STALL_MS 5.0       /* ms: a class-0 wait and a class-0 timer lateness overlapping this
+                                      long are the machine stalled (rp_wake_classify) */
 
 /* One family of waits by class: the held share, the quick waits' samples
  * and their summary. */
@@ -70,6 +72,9 @@ typedef struct {
                                       the jobs running when it was due */
     long timer_caught_up;          /* jobs due before the one ahead was handed over: no timed
                                       wait of their own, left out of timer */
+    long stalls;                   /* class-0 samples of the machine stalled, left out of both
+                                      families (rp_wake_classify) */
+    double stall_ms;               /* the longest of those stalls (the overlap), 0 when none */
     double index_ms;               /* the wake index: the geometric mean of the two families'
                                       class-0 quick p90s, how fast a woken thread runs with the
                                       cores idle (make validate's after-run probe compares it:
@@ -91,7 +96,10 @@ typedef struct {
  * gives a timer sample tq - due of class "jobs running at due" (running
  * at t: t0 <= t < t1; the last class takes the rest); a sample is held
  * when it lasts at least until the first of those jobs ends, less
- * RP_WAKE_HELD_TOL; and r->index_ms. 0, or -1 and a message when a class
+ * RP_WAKE_HELD_TOL; a class-0 wake sample and a class-0 timer sample that
+ * overlap by RP_WAKE_STALL_MS or more are the machine stalled, not a
+ * thread's wake-up: both are left out (r->stalls, r->stall_ms); and
+ * r->index_ms. 0, or -1 and a message when a class
  * has no quick sample (r then holds none). */
 int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long n, char *err, size_t errlen);
 

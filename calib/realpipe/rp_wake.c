@@ -194,19 +194,16 @@ static int family(rp_wake_classes *f, int classes, const rp_wake_job *jobs, cons
     return 0;
 }
 
-/* Both families from the finished jobs: the jobs running at any moment are
- * counted from their start and end edges afterwards, so the measurement
- * itself touches nothing but the clock. */
 /* A machine stall: a class-0 wake-up wait (cores idle) and a class-0 timer
  * lateness, of two threads, that overlap by RP_WAKE_STALL_MS or more. With
  * the cores idle nothing of the machine's own load keeps two threads from
  * running: the host did not run the VM's CPUs (a 120 ms freeze caught both
- * the waking worker and the release thread at 22:27 UTC on 2026-12-05). Such
+ * the waking worker and the release thread in a wakecal of 2026-12-05 22:20). Such
  * a wait is the whole machine's, not one thread's wake-up: drawn by the
  * simulator as one thread's wake-up it stalled the sampler alone for 120 ms,
  * every few seconds, while the rest of the pipeline ran on. Both samples
- * are left out (cls -1) and counted. Only the long ones are compared:
- * O(long waits x long latenesses). */
+ * are left out (cls -1) and counted. Only a long wait looks for a long
+ * lateness: O(long waits x releases), the long waits a handful. */
 static void mark_stalls(rp_wake_result *r, const rp_wake_job *jobs, long njobs, const double *wv,
                         int *wcls, const double *tv, int *tcls)
 {
@@ -239,6 +236,9 @@ static void mark_stalls(rp_wake_result *r, const rp_wake_job *jobs, long njobs, 
             tcls[j] = -1;
 }
 
+/* Both families from the finished jobs: the jobs running at any moment are
+ * counted from their start and end edges afterwards, so the measurement
+ * itself touches nothing but the clock. */
 int rp_wake_classify(rp_wake_result *r, const rp_wake_job *jobs, long njobs, char *err, size_t errlen)
 {
     size_t ne = 2 * (size_t)njobs;

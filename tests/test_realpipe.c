@@ -957,6 +957,15 @@ Test(realpipe, wakeup_ring_speedup_is_net_of_the_handoff, .timeout = 60)
     free(ebuf);
 }
 
+/* rp_wake_classify on hand-made jobs with `classes` classes; it must succeed. */
+static void classify_by_hand(rp_wake_result *r, const rp_wake_job *jobs, long n, int classes)
+{
+    char err[512] = "";
+    memset(r, 0, sizeof *r);
+    r->classes = classes;
+    cr_assert_eq(rp_wake_classify(r, jobs, n, err, sizeof err), 0, "%s", err);
+}
+
 /* wakecal's classes on hand-made jobs (ms), 2 cores (classes 0, 1, 2+), in
  * release order (one release thread: each handed over after the one before):
  *   J0 due 0,    handed over 0.1,  runs [0.2, 1.2), a worker asleep
@@ -986,10 +995,7 @@ Test(realpipe, wakecal_classes_by_hand)
         {2.5, 2.6, 3.0, 3.05, 1, 3, 1},    {2.55, 2.62, 3.05, 3.1, 0, 3, 0},
     };
     rp_wake_result r;
-    char err[512] = "";
-    memset(&r, 0, sizeof r);
-    r.classes = 3;
-    cr_assert_eq(rp_wake_classify(&r, jobs, 6, err, sizeof err), 0, "%s", err);
+    classify_by_hand(&r, jobs, 6, 3);
     const size_t wall[3] = {1, 2, 1}, tall[3] = {1, 2, 2};
     const double wheld[3] = {0, 0.5, 0}, theld[3] = {0, 0, 0.5};
     const double wmean[3] = {0.1, 0.2, 0.15}, tmean[3] = {0.1, 0.05, 0.05};
@@ -1010,6 +1016,7 @@ Test(realpipe, wakecal_classes_by_hand)
     rp_wake_free(&r);
     memset(&r, 0, sizeof r);
     r.classes = 3;
+    char err[512] = "";
     const rp_wake_job no_j4[] = {jobs[0], jobs[1], jobs[3], jobs[4]};
     cr_expect_eq(rp_wake_classify(&r, no_j4, 4, err, sizeof err), -1);
     cr_expect(strstr(err, "2 other jobs running or more") != NULL, "%s", err);
@@ -1040,10 +1047,7 @@ Test(realpipe, wakecal_machine_stall_by_hand)
         {130.5, 130.53, 130.6, 130.9, 0, 1, 1}, {140.0, 150.0, 150.1, 150.5, 0, 2, 0},
     };
     rp_wake_result r;
-    char err[512] = "";
-    memset(&r, 0, sizeof r);
-    r.classes = 2;
-    cr_assert_eq(rp_wake_classify(&r, jobs, 8, err, sizeof err), 0, "%s", err);
+    classify_by_hand(&r, jobs, 8, 2);
     cr_expect_eq(r.stalls, 2, "J2's wait and J3's lateness");
     close_to("the stall's overlap", r.stall_ms, 118.0);
     cr_expect_eq(r.wake.n[0], 3, "J2's 120 ms wait left out");
@@ -1066,10 +1070,7 @@ Test(realpipe, wake_index_by_hand)
 {
     const rp_wake_job jobs[] = {{0.0, 0.04, 0.14, 0.5, 0, 0, 1}, {1.0, 1.16, 1.56, 2.0, 0, 2, 1}};
     rp_wake_result r;
-    char err[512] = "";
-    memset(&r, 0, sizeof r);
-    r.classes = 1;
-    cr_assert_eq(rp_wake_classify(&r, jobs, 2, err, sizeof err), 0, "%s", err);
+    classify_by_hand(&r, jobs, 2, 1);
     close_to("wake p90, class 0", r.wake.p90[0], 0.37);
     close_to("timer p90, class 0", r.timer.p90[0], 0.148);
     close_to("the wake index", r.index_ms, sqrt(0.05476));

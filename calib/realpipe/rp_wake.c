@@ -198,42 +198,42 @@ static int family(rp_wake_classes *f, int classes, const rp_wake_job *jobs, cons
  * lateness, of two threads, that overlap by RP_WAKE_STALL_MS or more. With
  * the cores idle nothing of the machine's own load keeps two threads from
  * running: the host did not run the VM's CPUs (a 120 ms freeze caught both
- * the waking worker and the release thread in a wakecal of 2026-12-05 22:20). Such
- * a wait is the whole machine's, not one thread's wake-up: drawn by the
- * simulator as one thread's wake-up it stalled the sampler alone for 120 ms,
- * every few seconds, while the rest of the pipeline ran on. Both samples
- * are left out (cls -1) and counted. Only a long wait looks for a long
- * lateness: O(long waits x releases), the long waits a handful. */
+ * the waking worker and the release thread in a wakecal of 2026-12-05
+ * 22:20). Such a wait is the whole machine's, not one thread's wake-up:
+ * drawn by the simulator as one thread's wake-up it stalled the sampler
+ * alone for 120 ms, every few seconds, while the rest of the pipeline ran
+ * on. Both samples get the class STALLED, which family() counts in no class,
+ * and are counted here; a sample already STALLED still pairs with others.
+ * Only a long wait looks for a long lateness: O(long waits x releases), the
+ * long waits a handful. */
+#define STALLED (-2)
+
+static int stall_candidate(int cls, double v)
+{
+    return (cls == 0 || cls == STALLED) && v >= RP_WAKE_STALL_MS;
+}
+
 static void mark_stalls(rp_wake_result *r, const rp_wake_job *jobs, long njobs, const double *wv,
                         int *wcls, const double *tv, int *tcls)
 {
     r->stalls = 0;
     r->stall_ms = 0;
     for (long i = 0; i < njobs; i++) {
-        if (wcls[i] != 0 || !(wv[i] >= RP_WAKE_STALL_MS))
+        if (!stall_candidate(wcls[i], wv[i]))
             continue;
         for (long j = 0; j < njobs; j++) {
-            if ((tcls[j] != 0 && tcls[j] != -2) || !(tv[j] >= RP_WAKE_STALL_MS))
+            if (!stall_candidate(tcls[j], tv[j]))
                 continue;
             double a = jobs[i].tq > jobs[j].due ? jobs[i].tq : jobs[j].due;
             double b = jobs[i].t0 < jobs[j].tq ? jobs[i].t0 : jobs[j].tq;
             if (b - a < RP_WAKE_STALL_MS)
                 continue;
-            if (wcls[i] == 0) {
-                wcls[i] = -1;
-                r->stalls++;
-            }
-            if (tcls[j] == 0) {
-                tcls[j] = -2;          /* left out; -2 so that other waits still see it */
-                r->stalls++;
-            }
+            r->stalls += (wcls[i] == 0) + (tcls[j] == 0);
+            wcls[i] = tcls[j] = STALLED;
             if (b - a > r->stall_ms)
                 r->stall_ms = b - a;
         }
     }
-    for (long j = 0; j < njobs; j++)
-        if (tcls[j] == -2)
-            tcls[j] = -1;
 }
 
 /* Both families from the finished jobs: the jobs running at any moment are

@@ -216,6 +216,7 @@ typedef struct {
 #define CFG_MAX_SPEED 65536      /* cpu.speed.factors */
 #define CFG_MAX_STACK_SHARE 16   /* cpu.stack.share as a list by load */
 #define CFG_MAX_COLD 16          /* cpu.cold's idle times */
+#define CFG_MAX_DUTY 16          /* cpu.duty's utilisations */
 #define CFG_MAX_THROUGH 16       /* cpu.stack.through's works */
 #define CFG_MAX_STACK_RUN 16     /* cpu.stack.run's ages */
 typedef struct {
@@ -279,6 +280,12 @@ typedef struct {
     double cold_idle_ms[CFG_MAX_COLD];   /* increasing, >= 0: a core's time with nothing to run */
     double cold_factor[CFG_MAX_COLD];    /* > 0: its next job's work is multiplied by this
                                             (interpolated, held at the ends) */
+    int nduty;               /* 0: a job runs as fast however busy the cores were lately; else
+                                cpu.duty (models/cores.h, cores_set_duty) */
+    double duty_util[CFG_MAX_DUTY];      /* increasing, in [0, 1]: the cores' recent utilisation */
+    double duty_factor[CFG_MAX_DUTY];    /* > 0: a job's work is multiplied by this there
+                                            (interpolated, held at the ends) */
+    double duty_halflife_ms;             /* > 0: the recent utilisation's half-life (32) */
 } cpu_cfg;
 
 /* cpu.source: ideal — each frame enters the first stage at its time; timer — a

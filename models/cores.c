@@ -52,8 +52,11 @@ int cores_init(cores_t *c, int cores, const double *speedup, int nspeedup, uint3
     c->cold_idle_ms = c->cold_factor = NULL;
     c->ncold = 0;
     c->idle_t = NULL;
+    c->duty_util = c->duty_factor = NULL;
+    c->nduty = 0;
+    c->duty_tau_ms = c->duty_now = 0;
     c->busy_ms = c->two_ms = c->two_same_ms = 0;
-    c->work_ms = c->cold_extra_ms = 0;
+    c->work_ms = c->cold_extra_ms = c->duty_extra_ms = 0;
     c->spell_ms[0] = c->spell_ms[1] = 0;
     c->spell_moves[0] = c->spell_moves[1] = c->spells[0] = c->spells[1] = 0;
     c->chances = c->stacked = c->protected_starts = 0;
@@ -253,6 +256,28 @@ int cores_set_cold(cores_t *c, const double *idle_ms, const double *factor, int 
     return 0;
 }
 
+int cores_set_duty(cores_t *c, const double *util, const double *factor, int n, double halflife_ms)
+{
+    if (n < 1 || !(halflife_ms > 0))
+        return -1;
+    for (int i = 0; i < n; i++)
+        if (!(util[i] >= 0 && util[i] <= 1 && factor[i] > 0) || (i > 0 && !(util[i] > util[i - 1])))
+            return -1;
+    c->duty_util = util;
+    c->duty_factor = factor;
+    c->nduty = n;
+    c->duty_tau_ms = halflife_ms / M_LN2;
+    return 0;
+}
+
+static void advance(cores_t *c, double now);
+
+double cores_duty_util(cores_t *c, double now)
+{
+    advance(c, now);
+    return c->duty_now;
+}
+
 /* Cold cores on: the factor a job starting now on `core` (placement on; the
  * pooled cores: the core the n-th running job takes) needs on its work, by
  * how long that core has had nothing to run: 0 when it is running a job. */
@@ -294,12 +319,18 @@ static void advance(cores_t *c, double now)
         return;
     if (c->n > 0)
         c->busy_ms += dt;
-    if (c->nshare > 0) {               /* the recent utilisation decays towards the busy share */
+    if (c->nshare > 0 || c->nduty > 0) {   /* the recent utilisations decay towards the busy share */
         int busy = 0;
-        for (int k = 0; k < c->cores; k++)
-            busy += c->on[k] > 0;
+        if (c->on)
+            for (int k = 0; k < c->cores; k++)
+                busy += c->on[k] > 0;
+        else
+            busy = c->n < c->cores ? c->n : c->cores;
         double b = (double)busy / c->cores;
-        c->util = b + (c->util - b) * exp(-dt / c->util_tau_ms);
+        if (c->nshare > 0)
+            c->util = b + (c->util - b) * exp(-dt / c->util_tau_ms);
+        if (c->nduty > 0)
+            c->duty_now = b + (c->duty_now - b) * exp(-dt / c->duty_tau_ms);
     }
     if (c->spell >= 0)
         c->spell_ms[c->spell] += dt;
@@ -584,11 +615,18 @@ int cores_start_on(cores_t *c, ev_queue *q, double now, uint32_t kind, uint32_t 
         core = on_core >= 0 && on_core < c->cores ? on_core : place(c, now);
     /* a thread going on at once on the core its last job just left */
     int going_on = c->place_rng && on_core == core && c->freed_t == now && c->freed_core == core;
-    if (c->ncold > 0 && work > 0) {    /* a core idle for a while runs its next job slower */
-        double cold = work * cold_factor_at(c, c->place_rng ? core : c->n, now);
-        c->work_ms += work;
-        c->cold_extra_ms += cold - work;
-        work = cold;
+    if ((c->ncold > 0 || c->nduty > 0) && work > 0) {
+        double w0 = work;
+        c->work_ms += w0;
+        if (c->ncold > 0) {            /* a core idle for a while runs its next job slower */
+            work = w0 * cold_factor_at(c, c->place_rng ? core : c->n, now);
+            c->cold_extra_ms += work - w0;
+        }
+        if (c->nduty > 0) {            /* so do cores idle much of the time lately */
+            double f = held_interp(c->duty_util, c->duty_factor, c->nduty, c->duty_now);
+            c->duty_extra_ms += work * (f - 1);
+            work *= f;
+        }
     }
     /* started on a busy core, it may run through; a thread going on at once
      * is no new start (cores.h) */
@@ -677,7 +715,7 @@ void cores_reset_stats(cores_t *c, double now)
 {
     advance(c, now);
     c->busy_ms = c->two_ms = c->two_same_ms = 0;
-    c->work_ms = c->cold_extra_ms = 0;
+    c->work_ms = c->cold_extra_ms = c->duty_extra_ms = 0;
     c->spell_ms[0] = c->spell_ms[1] = 0;
     c->spell_moves[0] = c->spell_moves[1] = c->spells[0] = c->spells[1] = 0;
     c->chances = c->stacked = c->protected_starts = 0;

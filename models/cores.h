@@ -115,6 +115,18 @@
  * multiplied at its start by the factor at its core's idle time
  * (`vlrealpipe coldcal` measures it apart from the pipeline).
  *
+ * Busy lately (cores_set_duty; off unless called). A machine whose cores
+ * have been idle much of the time lately runs its next jobs slower, however
+ * long ago their own core last ran: on the 2-vCPU VM the same ops took 7-9 %
+ * more CPU with the threads busy 45 % of the time, 11-14 % at 30 %, 14-24 %
+ * at 10 % (two dutycal runs; a host that lowers an idle core's clock would
+ * do this). With a table
+ * of factors by utilisation, a job's work is multiplied at its start by the
+ * factor at the cores' recent utilisation: the busy share of the cores
+ * (placement on: cores holding a job; pooled: min(n, k) / k), averaged with
+ * an exponential decay of its own half-life (`vlrealpipe dutycal` measures
+ * the table apart from the pipeline).
+ *
  * The module knows nothing of stages or items and never prints; cost per
  * change is O(jobs running + cores). */
 #ifndef VL_CORES_H
@@ -188,12 +200,18 @@ typedef struct {
     int ncold;
     double *idle_t;        /* [cores]: when core k last emptied (pooled: when the running
                               jobs last fell to k, so that the k-th core had nothing) */
+    /* busy lately (cores_set_duty); nduty 0: off */
+    const double *duty_util, *duty_factor;   /* [nduty], kept, not copied: util increasing */
+    int nduty;
+    double duty_tau_ms;    /* the recent utilisation's decay time, halflife / ln 2 */
+    double duty_now;       /* the cores' recent utilisation for it, in [0, 1] (0 at the start:
+                              the machine was idle before the run) */
     /* since cores_reset_stats (to cores_close): time with any job running,
      * with exactly two, and with those two on one core (placement on) */
     double busy_ms, two_ms, two_same_ms;
-    /* cold cores on, since cores_reset_stats: the jobs' work as started, and
-     * what the cold factors added to it */
-    double work_ms, cold_extra_ms;
+    /* cold cores or busy lately on, since cores_reset_stats: the jobs' work
+     * as started, and what the cold and the duty factors added to it */
+    double work_ms, cold_extra_ms, duty_extra_ms;
     /* placement on, since cores_reset_stats: stackcal's figures (rp_stack.h).
      * A spell is a time with a core free and another holding two or more;
      * its kind is what began it: 0 a start, 1 an end (a core emptied). One
@@ -285,6 +303,15 @@ int cores_set_share_run(cores_t *c, const double *age_ms, const double *factor, 
  * running jobs last fell to n. A move or a turn changes no job's work.
  * 0, or -1 on bad arguments or out of memory. */
 int cores_set_cold(cores_t *c, const double *idle_ms, const double *factor, int n);
+/* Busy lately: a job starting now needs its work times factor interpolated
+ * (linearly, held at the ends) on util[] (n >= 1, increasing in [0, 1];
+ * factor > 0; both kept, not copied) at the cores' recent utilisation, the
+ * busy share of the cores decaying with half-life halflife_ms (> 0). With
+ * cold cores too both factors apply. 0, or -1 on bad arguments. */
+int cores_set_duty(cores_t *c, const double *util, const double *factor, int n, double halflife_ms);
+/* The cores' recent utilisation cores_set_duty's table is read at, brought
+ * up to now (0 with it off). */
+double cores_duty_util(cores_t *c, double now);
 /* Placement on: a core is free and every core running a job holds two or
  * more (a start now would go onto the free core). 0 with placement off. */
 int cores_crowded(const cores_t *c);
@@ -298,7 +325,7 @@ int cores_set_speed(cores_t *c, ev_queue *q, double now, double speed);
  * the cores' speed (placement off). */
 double cores_rate(const cores_t *c);
 /* The time figures (busy_ms, two_ms, two_same_ms) and the work figures
- * (work_ms, cold_extra_ms) start again at now, and are brought up to now. */
+ * (work_ms, cold_extra_ms, duty_extra_ms) start again at now, and are brought up to now. */
 void cores_reset_stats(cores_t *c, double now);
 void cores_close(cores_t *c, double now);
 

@@ -1112,6 +1112,10 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
     if (cfg->cpu.cores > 0 && cfg->cpu.ncold > 0
         && cores_set_cold(&p->cores, cfg->cpu.cold_idle_ms, cfg->cpu.cold_factor, cfg->cpu.ncold) != 0)
         return -1;
+    if (cfg->cpu.cores > 0 && cfg->cpu.nduty > 0
+        && cores_set_duty(&p->cores, cfg->cpu.duty_util, cfg->cpu.duty_factor, cfg->cpu.nduty,
+                          cfg->cpu.duty_halflife_ms) != 0)
+        return -1;
     if (speed_setup(p, rep, t_end) != 0)
         return -1;
     if (gpu_setup(p) != 0 || ctl_setup(p) != 0)
@@ -1187,7 +1191,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
     out->events = 0;
     out->peak_in_flight = 0;
     out->cpu_busy_ms = out->cpu_two_ms = out->cpu_two_same_ms = 0;
-    out->cpu_work_ms = out->cpu_cold_extra_ms = 0;
+    out->cpu_work_ms = out->cpu_cold_extra_ms = out->cpu_duty_extra_ms = 0;
     memset(out->cpu_spell_ms, 0, sizeof out->cpu_spell_ms);
     memset(out->cpu_spells, 0, sizeof out->cpu_spells);
     memset(out->cpu_spell_moves, 0, sizeof out->cpu_spell_moves);
@@ -1267,6 +1271,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
         out->cpu_two_same_ms = p.cores.two_same_ms;
         out->cpu_work_ms = p.cores.work_ms;
         out->cpu_cold_extra_ms = p.cores.cold_extra_ms;
+        out->cpu_duty_extra_ms = p.cores.duty_extra_ms;
         for (int k = 0; k < 2; k++) {
             out->cpu_spell_ms[k] = p.cores.spell_ms[k];
             out->cpu_spells[k] = (uint64_t)p.cores.spells[k];

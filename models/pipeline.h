@@ -112,8 +112,9 @@ typedef struct {
     uint64_t peak_in_flight;    /* most items in the system at once */
     double cpu_busy_ms, cpu_two_ms, cpu_two_same_ms;   /* cpu: time with jobs on the cores,
                                    with exactly two, and those two on one core (cpu.stack) */
-    double cpu_work_ms, cpu_cold_extra_ms;   /* cpu.cold: the jobs' work as started, and what
-                                   cold cores added to it */
+    double cpu_work_ms, cpu_cold_extra_ms, cpu_duty_extra_ms;   /* cpu.cold, cpu.duty: the
+                                   jobs' work as started, and what cold cores and cores idle
+                                   lately added to it */
     double cpu_spell_ms[2];     /* cpu.stack: cores.h's spells, begun by a start / an end */
     uint64_t cpu_spells[2], cpu_spell_moves[2], cpu_chances, cpu_stacked;
     canary_rec canary;          /* the canary rollout, warm-up excluded (canary.h) */

@@ -50,6 +50,7 @@ typedef struct {
     double drop_rate;
     double cpu_two, cpu_two_same;  /* cpu: two jobs' share of the busy time; on one core, of that */
     double cpu_cold;               /* cpu.cold: the work cold cores added, over the work */
+    double cpu_duty;               /* cpu.duty: the same for cores idle lately */
     double cpu_stack[RUN_NSTACK];  /* cpu.stack: run.h's figures */
     canary_rec canary;
     double window_ms;            /* measured: shorter when the replication stopped early */
@@ -238,6 +239,7 @@ static int run_one(void *vctx, int r)
         d->cpu_two = rs.cpu_busy_ms > 0 ? rs.cpu_two_ms / rs.cpu_busy_ms : 0;
         d->cpu_two_same = rs.cpu_two_ms > 0 ? rs.cpu_two_same_ms / rs.cpu_two_ms : 0;
         d->cpu_cold = rs.cpu_work_ms > 0 ? rs.cpu_cold_extra_ms / rs.cpu_work_ms : 0;
+        d->cpu_duty = rs.cpu_work_ms > 0 ? rs.cpu_duty_extra_ms / rs.cpu_work_ms : 0;
         stack_figures(&rs, d->cpu_stack);
         d->events = rs.events;
         d->peak_in_flight = rs.peak_in_flight;
@@ -358,6 +360,9 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
     for (int r = 0; r < n; r++)
         col[r] = dig[r].cpu_cold;
     res->cpu_cold = stats_t_interval(col, (size_t)n, 0.95);
+    for (int r = 0; r < n; r++)
+        col[r] = dig[r].cpu_duty;
+    res->cpu_duty = stats_t_interval(col, (size_t)n, 0.95);
     for (int k = 0; k < RUN_NSTACK; k++) {
         for (int r = 0; r < n; r++)
             col[r] = dig[r].cpu_stack[k];

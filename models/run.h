@@ -107,6 +107,7 @@ typedef struct {
     stats_ci cpu_stack[RUN_NSTACK];  /* cpu.stack: run_stack_names' figures */
     stats_ci cpu_cold;               /* cpu.cold: the work cold cores added, as a share of the
                                         jobs' work */
+    stats_ci cpu_duty;               /* cpu.duty: the same for cores idle lately */
     int ngpus;
     gpu_est *gpu;
     double gpu_hours;            /* GPU-hours simulated in the measured windows */

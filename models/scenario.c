@@ -2506,11 +2506,34 @@ static int read_cold(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     return read_xy_table(ld, map, &t, u->cold_idle_ms, u->cold_factor, &u->ncold);
 }
 
+/* cpu.duty: {util: [U...] (increasing, in [0, 1]), factor: [F...] (as many,
+ * > 0), halflife_ms: H (32)}: a job starting while the cores' recent
+ * utilisation is u needs factor(u) times its work (vlrealpipe dutycal
+ * measures it). */
+static int read_duty(loader *ld, const yaml_node_t *map, cpu_cfg *u)
+{
+    static const table_spec t = {"cpu.duty",
+                                 "a mapping such as {util: [0.1, 0.5, 1], factor: [1.2, 1.05, 1]}",
+                                 "util", "factor", "utilisation", "utilisations", "factor",
+                                 NONNEGATIVE, POSITIVE, CFG_MAX_DUTY, "halflife_ms"};
+    char ipath[SCN_PATH_LEN];
+    if (read_xy_table(ld, map, &t, u->duty_util, u->duty_factor, &u->nduty))
+        return -1;
+    if (u->duty_util[u->nduty - 1] > 1) {
+        path_index(ipath, "cpu.duty.util", (size_t)(u->nduty - 1));
+        return fail(ld, get(ld, map, "util"), ipath, "a utilisation is a share of the cores, at most "
+                    "1, got %g", u->duty_util[u->nduty - 1]);
+    }
+    const yaml_node_t *h = get(ld, map, "halflife_ms");
+    u->duty_halflife_ms = 32;
+    return h && read_double(ld, h, "cpu.duty.halflife_ms", POSITIVE, &u->duty_halflife_ms) ? -1 : 0;
+}
+
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
     static const char *const keys[] = {"cores", "wake_ms", "wake_busy", "wake_held", "handoff_ms",
                                        "timer_ms", "timer_busy", "timer_held", "source", "stages",
-                                       "speedup", "speed", "stack", "cold", NULL};
+                                       "speedup", "speed", "stack", "cold", "duty", NULL};
     static const char *const sources[] = {"ideal", "timer", "one_thread", NULL};   /* CPU_SOURCE_* */
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
@@ -2563,6 +2586,8 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
     if ((v = get(ld, map, "stack")) && read_stack(ld, v, u))
         return -1;
     if ((v = get(ld, map, "cold")) && read_cold(ld, v, u))
+        return -1;
+    if ((v = get(ld, map, "duty")) && read_duty(ld, v, u))
         return -1;
     u->stage_mask = c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1);
     const yaml_node_t *list = get(ld, map, "stages");

@@ -14,6 +14,7 @@
  *   vlrealpipe driftcal  [PARAMS] [--threads T] [--seconds S] [--window-ms W] [--out F.yaml]
  *   vlrealpipe stackcal  [PARAMS] [--seconds S] [--op-scale X] [--no-fit] [--no-run] [--out F.yaml]
  *   vlrealpipe coldcal   [PARAMS] [--seconds S] [--out F.yaml]
+ *   vlrealpipe dutycal   [PARAMS] [--threads T] [--rounds R] [--seconds S] [--out F.yaml]
  *   vlrealpipe turncal   [--seconds S] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--overlap F.csv]
@@ -23,7 +24,7 @@
  *         --decode-workers N --keep-every N --max-batch N --batch-timeout-ms X
  *         --queries-per-min X --cores N --wake-ms X | --wakeup FILE [--cores-calib FILE]
  *         [--wake-calib FILE] [--drift-calib FILE] [--stack-calib FILE [--turn-calib FILE]
- *         [--no-stack-run] [--no-protect]] [--cold-calib FILE]
+ *         [--no-stack-run] [--no-protect]] [--cold-calib FILE] [--duty-calib FILE]
  * Every output is written atomically (sim/out.h), never over a file without
  * --force. Exit status: 0, 2 on bad input or a failure. */
 #include <errno.h>
@@ -39,6 +40,7 @@
 #include "calib/realpipe/rp_cores.h"
 #include "calib/realpipe/rp_corefile.h"
 #include "calib/realpipe/rp_drift.h"
+#include "calib/realpipe/rp_duty.h"
 #include "calib/realpipe/rp_flow.h"
 #include "calib/realpipe/rp_overlap.h"
 #include "calib/realpipe/rp_params.h"
@@ -75,6 +77,8 @@ static void usage(FILE *f)
         "       vlrealpipe stackcal [PARAMS] [--seconds S] [--op-scale X] [--no-fit] [--no-run]\n"
         "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe coldcal  [PARAMS] [--seconds S] [--out F.yaml [--force]]\n"
+        "       vlrealpipe dutycal  [PARAMS] [--threads T] [--rounds R] [--seconds S]\n"
+        "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe turncal  [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe schedtrace TRACE.txt [--who NAME] [--from S] [--to S]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
@@ -140,6 +144,11 @@ static void usage(FILE *f)
         "pipeline's op mix for S (30) s, a sleep of 0, 0.1, 0.3, 1, 3, 10 or 30 ms (at random)\n"
         "before each op; factor: a frame's CPU time with every op after that gap over with\n"
         "none. The simulator's cpu.cold (--cold-calib F).\n"
+        "dutycal: how much more CPU an op takes when its core has been busy less of the time\n"
+        "lately (rp_duty.h): T (the cores) threads repeat corecal's unit, each sleeping after a\n"
+        "unit to stay busy a duty of 1, 0.8, 0.6, 0.45, 0.3, 0.2, 0.1, S (2) s each (the first\n"
+        "0.4 s not counted), R (4) rounds; factor: a unit's CPU time at a duty over at 1. The\n"
+        "simulator's cpu.duty (--duty-calib F), by the cores' recent utilisation.\n"
         "turncal: how two runnable threads on one CPU take turns (rp_turn.h), on the last CPU:\n"
         "tick_ms, the median run of two busy loops there (a third of S (6) s); then a busy loop\n"
         "and a thread that sleeps 1 ms (and a random part of the tick) and spins W = 0.25..8 ms\n"
@@ -172,7 +181,9 @@ static void usage(FILE *f)
         "        slice_ms, through and protect)] [--no-stack-run (the stack file's share by\n"
         "        load alone, without its stack_run line)] [--no-protect (the turns without\n"
         "        the turncal file's protect part)]] [--cold-calib FILE (coldcal\n"
-        "        --out: an op's slow-down after its core idled, the scenario's cpu.cold)]\n");
+        "        --out: an op's slow-down after its core idled, the scenario's cpu.cold)]\n"
+        "        [--duty-calib FILE (dutycal --out: an op's slow-down when the cores were idle\n"
+        "        much of the time lately, the scenario's cpu.duty)]\n");
 }
 
 static int num_arg(const char *s, double lo, double hi, double *v)
@@ -325,6 +336,7 @@ static int read_wake_calib(const char *path, rp_params *p, char *err, size_t n)
 typedef struct opts opts;
 static int read_drift_calib(const char *path, opts *o, char *err, size_t n);
 static int read_cold_calib(const char *path, opts *o, char *err, size_t n);
+static int read_duty_calib(const char *path, opts *o, char *err, size_t n);
 
 struct opts {
     rp_params p;
@@ -339,6 +351,7 @@ struct opts {
     double op_scale;               /* stackcal: its ops this many times the real ones' */
     char *speed;                   /* --drift-calib: its "speed: {...}" mapping (malloc'd) */
     char *cold;                    /* --cold-calib: its "cold: {...}" mapping (malloc'd) */
+    char *duty;                    /* --duty-calib: its "duty: {...}" mapping (malloc'd) */
     const char *cores_calib;       /* --cores-calib: a corecal file's speedup */
     bool force;
     bool no_fit;                   /* stackcal --no-fit: pull_ms as measured (rp_stackfit.h) */
@@ -402,6 +415,17 @@ static int read_cold_calib(const char *path, opts *o, char *err, size_t n)
                        "coldcal", &o->cold, err, n))
         return -1;
     o->p.cold = o->cold;
+    return 0;
+}
+
+/* The "duty: {util: [...], factor: [...]}" line of a `vlrealpipe dutycal
+ * --out` file: its mapping becomes the scenario's cpu.duty. */
+static int read_duty_calib(const char *path, opts *o, char *err, size_t n)
+{
+    if (read_flow_line(path, "duty: {util: [", "], factor: [", "duty: {util: [...], factor: [...]}",
+                       "dutycal", &o->duty, err, n))
+        return -1;
+    o->p.duty = o->duty;
     return 0;
 }
 
@@ -656,6 +680,9 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
                 return -1;
         } else if (!strcmp(a, "--cold-calib")) {
             if (read_cold_calib(v, o, err, n))
+                return -1;
+        } else if (!strcmp(a, "--duty-calib")) {
+            if (read_duty_calib(v, o, err, n))
                 return -1;
         } else if (!strcmp(a, "--stack-calib")) {
             if (read_stack_calib(v, &o->p, err, n))
@@ -1050,6 +1077,62 @@ static int cmd_coldcal(opts *o, char *err, size_t n)
     fprintf(m, "], factor: [");
     for (int g = 0; g < r.ngaps; g++)
         fprintf(m, "%s%.4f", g ? ", " : "", r.factor[g]);
+    fprintf(m, "]}\n");
+    if (fclose(m) != 0) {
+        free(text);
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    int rc = print_and_save(o, text, err, n);
+    free(text);
+    return rc;
+}
+
+/* The duties dutycal steps through: the first 1 (mixcal's back to back). */
+static const double dutycal_duties[] = {1, 0.8, 0.6, 0.45, 0.3, 0.2, 0.1};
+#define DUTYCAL_SETTLE_S 0.4           /* a step's first part, still the last step's past */
+
+/* The dutycal file: each duty's units as comments, and the duty line the
+ * scenario takes (--duty-calib). */
+static int cmd_dutycal(opts *o, char *err, size_t n)
+{
+    if (check_out(o->out, o->force, err, n))
+        return -1;
+    int nd = (int)(sizeof dutycal_duties / sizeof dutycal_duties[0]);
+    int threads = o->threads > 0 ? o->threads : o->p.cores, rounds = o->rounds > 0 ? o->rounds : 4;
+    double step = o->seconds > 0 ? o->seconds : 2;
+    if (!(step > DUTYCAL_SETTLE_S)) {
+        snprintf(err, n, "dutycal: --seconds (each duty's step) must be over %g", DUTYCAL_SETTLE_S);
+        return -1;
+    }
+    rp_duty_result r;
+    if (rp_duty_run(&o->p, threads, dutycal_duties, nd, rounds, step, DUTYCAL_SETTLE_S, &r, err, n))
+        return -1;
+    char *text = NULL;
+    size_t cap = 0;
+    FILE *m = open_memstream(&text, &cap);
+    if (!m) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    fprintf(m, "# vlrealpipe dutycal: %d threads, each a decoder of its own and the tiny model,\n"
+               "# repeating corecal's unit (decode %d frames, encode + reduce + prefill the kept one),\n"
+               "# each sleeping after a unit to stay busy the duty; %g s a duty (the first %g s not\n"
+               "# counted), %d rounds; CPU ms per unit (thread CPU time), mean over the rounds\n"
+               "# (standard error), the units, the busy share the threads had; factor: over duty 1,\n"
+               "# and the rounds' least..greatest\n"
+               "# duty   cpu_ms              units   busy    factor  rounds\n",
+            r.threads, o->p.keep_every, r.step_s, r.settle_s, r.rounds);
+    for (int d = 0; d < r.nduty; d++)
+        fprintf(m, "# %5.2f   %.4f (%.4f)   %6ld   %.3f   %.4f  %.3f..%.3f\n", r.duty[d],
+                r.cpu_ms[d], r.se_ms[d], r.n[d], r.busy[d], r.factor[d], r.lo[d], r.hi[d]);
+    /* the scenario's table runs up the utilisation: the duties reversed */
+    fprintf(m, "duty: {util: [");
+    for (int d = r.nduty - 1; d >= 0; d--)
+        fprintf(m, "%s%g", d < r.nduty - 1 ? ", " : "", r.duty[d]);
+    fprintf(m, "], factor: [");
+    for (int d = r.nduty - 1; d >= 0; d--)
+        fprintf(m, "%s%.4f", d < r.nduty - 1 ? ", " : "", r.factor[d]);
     fprintf(m, "]}\n");
     if (fclose(m) != 0) {
         free(text);
@@ -1708,6 +1791,8 @@ int main(int argc, char **argv)
         rc = cmd_coldcal(&o, err, sizeof err);
     else if (!strcmp(cmd, "turncal"))
         rc = cmd_turncal(&o, err, sizeof err);
+    else if (!strcmp(cmd, "dutycal"))
+        rc = cmd_dutycal(&o, err, sizeof err);
     else if (!strcmp(cmd, "compare"))
         rc = cmd_compare(&o, err, sizeof err);
     else if (!strcmp(cmd, "schedtrace"))
@@ -1720,6 +1805,7 @@ int main(int argc, char **argv)
     free(o.phases);
     free(o.speed);
     free(o.cold);
+    free(o.duty);
     if (rc) {
         fprintf(stderr, "vlrealpipe %s: %s (see vlrealpipe --help)\n", cmd, err);
         return 2;

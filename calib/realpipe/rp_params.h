@@ -57,6 +57,9 @@ typedef struct {
     const char *cold;          /* NULL: none; else an op's slow-down after its core idled, the
                                   flow mapping "{idle_ms: [...], factor: [...]}" of a vlrealpipe
                                   coldcal file (the caller's string): the scenario's cpu.cold */
+    const char *duty;          /* NULL: none; else an op's slow-down when the cores were idle
+                                  lately, the flow mapping "{util: [...], factor: [...]}" of a
+                                  vlrealpipe dutycal file: the scenario's cpu.duty */
     int has_stack;             /* 1: jobs placed on cores (vlrealpipe stackcal): cpu.stack */
     double stack_share, stack_migrate_ms, stack_pull_ms;
     double stack_switch_ms;    /* 0: the jobs on a core share it; > 0: they take turns */

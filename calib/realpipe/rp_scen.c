@@ -237,6 +237,8 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
     rp_speed_yaml(f, p);
     if (p->cold)                       /* an op after its core idled (rp_cold.h) */
         fprintf(f, "cold: %s, ", p->cold);
+    if (p->duty)                       /* an op while the cores idled lately (rp_duty.h) */
+        fprintf(f, "duty: %s, ", p->duty);
     if (p->has_stack) {                /* where a woken op lands (rp_stack.h) */
         rp_stack_yaml(f, p);
         fprintf(f, ", ");

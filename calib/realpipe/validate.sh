@@ -79,7 +79,10 @@
 # turns, results-expturns.csv, and without protection, results-noprotect.csv), COLD_S (30):
 # coldcal's seconds (0: no coldcal; with it, the prediction says how much slower an
 # op runs after its core idled, cpu.cold, and the report also shows the same loads
-# without it, results-warm.csv),
+# without it, results-warm.csv), DUTY_S (2): dutycal's seconds per duty (4 rounds of 7
+# duties; 0: no dutycal; with it, the report also shows the same loads with an op
+# slower while the cores were idle much of the time lately, cpu.duty, results-duty.csv:
+# reported, not the prediction),
 # CORE_TOL (0.10) and CORE_TRIES (3): corecal measures the speed-up of k threads
 # round by round; when its rounds' two-thread speed-ups spread by more than a
 # factor 1 + CORE_TOL (highest over lowest), the machine moved under it (on
@@ -121,6 +124,7 @@ STACK_S=${STACK_S:-4}
 RUN_BRIDGE_MS=0.05                  # stackcal's run bridge (calib/realpipe/rp_stack.h RP_STACK_BRIDGE_MS)
 TURN_S=${TURN_S:-6}
 COLD_S=${COLD_S:-30}
+DUTY_S=${DUTY_S:-2}
 LOADS=${LOADS:-"0.30 0.50 0.70 0.85"}
 NOTE=${NOTE:-}
 OUT=validation
@@ -245,6 +249,11 @@ if [ "$COLD_S" != 0 ]; then
   log "measuring an op's slow-down after its core idled, ${COLD_S} s (vlrealpipe coldcal)"
   "${PRIO[@]}" ./vlrealpipe coldcal --seconds "$COLD_S" --force --out "$WORK/calib/coldcal.yaml" > /dev/null
   COLD=(--cold-calib "$WORK/calib/coldcal.yaml")
+fi
+if [ "$DUTY_S" != 0 ]; then
+  log "measuring an op's slow-down when the cores idled lately, 28 x ${DUTY_S} s (vlrealpipe dutycal)"
+  "${PRIO[@]}" ./vlrealpipe dutycal --cores "$CORES" --rounds 4 --seconds "$DUTY_S" --force \
+    --out "$WORK/calib/dutycal.yaml" > /dev/null
 fi
 STACK=()
 if [ "$STACK_S" != 0 ]; then
@@ -401,6 +410,15 @@ for L in $LOADS; do
     ./vlrealpipe compare --load "$L" --sim "$D/sim-warm.csv" --warmup "$WARMUP" --out "$D/rows-warm.csv" \
       "${used[@]}" > /dev/null
   fi
+  if [ "$DUTY_S" != 0 ]; then      # the same prediction with cpu.duty: reported, not the prediction
+    ./vlrealpipe scenario --calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" \
+      --wake-calib "$L_WCAL" "${DRIFT[@]}" "${STACK[@]}" "${COLD[@]}" --duty-calib "$WORK/calib/dutycal.yaml" \
+      --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S" \
+      --sim-reps "$SIM_REPS" "${phases[@]}" --out "$D/scenario-duty.yaml"
+    ./vlsim run "$D/scenario-duty.yaml" --csv "$D/sim-duty.csv" -q 2> "$D/sim-duty.log"
+    ./vlrealpipe compare --load "$L" --sim "$D/sim-duty.csv" --warmup "$WARMUP" --out "$D/rows-duty.csv" \
+      "${used[@]}" > /dev/null
+  fi
   if grep -q 'content: {file:' "$D/scenario.yaml"; then   # every frame of the clip alike: what gop.content adds
     sed -e 's/, content: {file: [^}]*}//' -e 's/\.resid\.samples/.samples/g' "$D/scenario.yaml" > "$D/scenario-flat.yaml"
     ./vlsim run "$D/scenario-flat.yaml" --csv "$D/sim-flat.csv" -q 2> "$D/sim-flat.log"
@@ -486,6 +504,27 @@ done
 
 # ---- 4. outputs (each built beside, then moved into place) ----
 # The per-load CSVs NAME of every load point as one: the first one's header, then rows.
+# One load's row of the ops table: its runs' op logs (after the warm-up) against
+# its mix calibration, CPU per op over the mix's mean for the same shape (decode:
+# the GOP's I- and P-frames weighted as a stream meets them).
+ops_vs_mix() {
+  local L=$1 mix=$2 gop tok
+  shift 2
+  gop=$(grep -o 'gop: {length: [0-9]*' "$WORK/runs/$L/scenario.yaml" | grep -o '[0-9]*$')
+  tok=$(grep -o 'keep_tokens: [0-9]*' "$WORK/runs/$L/scenario.yaml" | grep -o '[0-9]*$')
+  awk -F, -v L="$L" -v mix="$mix" -v gop="${gop:-30}" -v tok="${tok:-16}" -v w="$WARMUP" '
+    BEGIN { while ((getline line < mix) > 0) { split(line, f, " ")
+              if (f[1] == "decode_video" && f[2] == "I-frame") m["d"] += f[4] / gop
+              if (f[1] == "decode_video" && f[2] == "P-frame") m["d"] += f[4] * (gop - 1) / gop
+              if (f[1] == "encode" && f[2] == "batch") m["e" f[3]] = f[5]
+              if (f[1] == "prefill" && f[3] == "tokens") m["p" f[2]] = f[5] } }
+    $1 != "kind" && $5 > 1000 * w { k = $1 == "decode" ? "d" : $1 == "encode" ? "e" $2 : $1 == "prefill" ? "p" $2 : ""
+              if (k != "") { n[k]++; c[k] += $7 } }
+    function cell(k, mk) { return n[k] > 0 && m[mk] > 0 ? sprintf("%.3f (%d)", c[k] / n[k] / m[mk], n[k]) : "-" }
+    END { printf "| %s | %s | %s | %s | %s | %s |\n", L, cell("d", "d"), cell("e1", "e1"), cell("e2", "e2"),
+            cell("e3", "e3"), cell("p1", "p" tok) }' "$@"
+}
+
 join_loads() {
   local first=1
   for L in $LOADS; do
@@ -502,6 +541,7 @@ join_loads rows-probed.csv > "$WORK/results-probed.csv"
 [ "$TURN_S" = 0 ] || join_loads rows-expturns.csv > "$WORK/results-expturns.csv"
 [ "$TURN_S" = 0 ] || join_loads rows-noprotect.csv > "$WORK/results-noprotect.csv"
 [ "$COLD_S" = 0 ] || join_loads rows-warm.csv > "$WORK/results-warm.csv"
+[ "$DUTY_S" = 0 ] || join_loads rows-duty.csv > "$WORK/results-duty.csv"
 FLAT=1                            # every load point's scenario had the clip's content
 for L in $LOADS; do if [ ! -f "$WORK/runs/$L/rows-flat.csv" ]; then FLAT=0; fi; done
 [ "$FLAT" = 0 ] || join_loads rows-flat.csv > "$WORK/results-flat.csv"
@@ -704,6 +744,34 @@ elapsed=$(( $(date +%s) - t_start ))
     echo "to back):"
     echo
     frame_table "$WORK/results-warm.csv"
+    echo
+  fi
+  if [ "$DUTY_S" != 0 ]; then
+    echo "## The same loads with ops slower while the cores idled lately (reported, not the prediction)"
+    echo
+    echo "At 30 % load the real pipeline's ops took 8-20 % more CPU each than the mix"
+    echo "calibration taken just before (the runs' op logs), at 50-85 % about as much: a thread"
+    echo "whose cores have been idle much of the time lately runs slower. vlrealpipe dutycal"
+    echo "measures it apart from the pipeline (rp_duty.h: the cores' threads repeat corecal's unit,"
+    echo "each sleeping after a unit to stay busy a duty; CPU per unit at a duty over at 1):"
+    echo
+    grep '^# \|^duty' "$WORK/calib/dutycal.yaml" | sed 's/^# /    /; s/^duty/    duty/'
+    echo
+    echo "The same real runs against the prediction with it added (cpu.duty, by the cores'"
+    echo "recent utilisation, half-life 32 ms):"
+    echo
+    frame_table "$WORK/results-duty.csv"
+    echo
+    echo "Each load's ops in its real runs (the op log, after the warm-up): CPU ms per op over"
+    echo "the same shape in that load's mix calibration:"
+    echo
+    echo "| load | decode | encode batch 1 | encode batch 2 | encode batch 3 | prefill batch 1 |"
+    echo "|---|---|---|---|---|---|"
+    for L in $LOADS; do
+      D=$WORK/runs/$L
+      [ -f "$D/mixcal.txt" ] || D=$WORK/calib
+      ops_vs_mix "$L" "$D/mixcal.txt" "$WORK/runs/$L"/ops-*.csv
+    done
     echo
   fi
   if [ "$FLAT" != 0 ]; then
@@ -1032,6 +1100,8 @@ rm -f "$OUT/results-steady.csv"
 [ "$DRIFT_S" = 0 ] || mv "$WORK/results-steady.csv" "$OUT/results-steady.csv"
 rm -f "$OUT/results-warm.csv"
 [ "$COLD_S" = 0 ] || mv "$WORK/results-warm.csv" "$OUT/results-warm.csv"
+rm -f "$OUT/results-duty.csv"
+[ "$DUTY_S" = 0 ] || mv "$WORK/results-duty.csv" "$OUT/results-duty.csv"
 rm -f "$OUT/results-flat.csv"
 [ "$FLAT" = 0 ] || mv "$WORK/results-flat.csv" "$OUT/results-flat.csv"
 mv "$WORK/results-perstream.csv" "$OUT/results-perstream.csv"

@@ -120,12 +120,11 @@
  * long ago their own core last ran: on the 2-vCPU VM the same ops took 7-9 %
  * more CPU with the threads busy 45 % of the time, 11-14 % at 30 %, 14-24 %
  * at 10 % (two dutycal runs; a host that lowers an idle core's clock would
- * do this). With a table
- * of factors by utilisation, a job's work is multiplied at its start by the
- * factor at the cores' recent utilisation: the busy share of the cores
- * (placement on: cores holding a job; pooled: min(n, k) / k), averaged with
- * an exponential decay of its own half-life (`vlrealpipe dutycal` measures
- * the table apart from the pipeline).
+ * do this). With a table of factors by utilisation, a job's work is
+ * multiplied at its start by the factor at the cores' recent utilisation:
+ * the busy share of the cores (placement on: cores holding a job; pooled:
+ * min(n, k) / k), averaged with an exponential decay of its own half-life
+ * (`vlrealpipe dutycal` measures the table apart from the pipeline).
  *
  * The module knows nothing of stages or items and never prints; cost per
  * change is O(jobs running + cores). */

@@ -4,7 +4,7 @@
  * pipeline's threads), and its name (vl-decode, vl-exec, ...), which a
  * scheduler trace, top -H and perf show (rp_sched.h reads them).
  * Shared by the pipeline and the calibrations that run threads of their own
- * (rp_pipe.c, rp_mix.c, rp_wake.c, rp_stack.c). Header-only; no state. */
+ * (rp_pipe.c, rp_mix.c, rp_wake.c, rp_stack.c, rp_duty.c). Header-only; no state. */
 #ifndef VL_RP_CLOCK_H
 #define VL_RP_CLOCK_H
 

@@ -11,19 +11,21 @@
 #include <time.h>
 
 #include "calib/cpu.h"
+#include "calib/realpipe/rp_clock.h"
 #include "calib/realpipe/rp_ops.h"
 
 int rp_duty_summarize(rp_duty_result *r, double (*sum_ms)[RP_DUTY_MAX_ROUNDS],
-                      long (*cnt)[RP_DUTY_MAX_ROUNDS], const double *busy_ms,
-                      const double *wall_ms, char *err, size_t errlen)
+                      long (*cnt)[RP_DUTY_MAX_ROUNDS], const double *wall_ms, char *err,
+                      size_t errlen)
 {
     double rmean[RP_DUTY_MAX][RP_DUTY_MAX_ROUNDS];
     for (int d = 0; d < r->nduty; d++) {
-        double s = 0, ss = 0;
+        double s = 0, ss = 0, cpu = 0;
         int k = 0;
         r->n[d] = 0;
         for (int i = 0; i < r->rounds; i++) {
             r->n[d] += cnt[d][i];
+            cpu += sum_ms[d][i];
             rmean[d][i] = cnt[d][i] > 0 ? sum_ms[d][i] / (double)cnt[d][i] : NAN;
             if (cnt[d][i] > 0) {
                 s += rmean[d][i];
@@ -38,7 +40,7 @@ int rp_duty_summarize(rp_duty_result *r, double (*sum_ms)[RP_DUTY_MAX_ROUNDS],
         }
         r->cpu_ms[d] = s / k;
         r->se_ms[d] = k > 1 ? sqrt(fmax(0, (ss - s * s / k) / (k - 1)) / k) : NAN;
-        r->busy[d] = wall_ms[d] > 0 ? busy_ms[d] / wall_ms[d] : NAN;
+        r->busy[d] = wall_ms[d] > 0 ? cpu / wall_ms[d] : NAN;
     }
     for (int d = 0; d < r->nduty; d++) {
         r->factor[d] = r->cpu_ms[d] / r->cpu_ms[0];
@@ -58,26 +60,17 @@ typedef struct {
     rp_solo solo;                      /* its stream and kernels */
     int keep_every, nduty, rounds;
     const double *duty;
-    double t0, step_s, settle_s;       /* the steps start at t0 (CLOCK_MONOTONIC s) */
-    double sum_ms[RP_DUTY_MAX][RP_DUTY_MAX_ROUNDS];
+    double t0, step_ms, settle_ms;     /* the steps start at t0 (rp_now_ms) */
+    double sum_ms[RP_DUTY_MAX][RP_DUTY_MAX_ROUNDS];   /* counted units' CPU, by duty and round */
     long cnt[RP_DUTY_MAX][RP_DUTY_MAX_ROUNDS];
-    double busy_ms[RP_DUTY_MAX], wall_ms[RP_DUTY_MAX];
+    double wall_ms[RP_DUTY_MAX];       /* their wall, sleeps included */
 } worker;
 
-static double clock_s(clockid_t id)
+static double thread_cpu_ms(void)
 {
     struct timespec ts;
-    clock_gettime(id, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
-static void sleep_s(double s)
-{
-    if (!(s > 0))
-        return;
-    struct timespec ts = {(time_t)s, (long)((s - floor(s)) * 1e9)};
-    while (nanosleep(&ts, &ts) != 0) {
-    }
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
 }
 
 /* corecal's unit, then a sleep that keeps the thread busy the step's duty,
@@ -87,24 +80,23 @@ static void *worker_main(void *arg)
 {
     worker *w = arg;
     int steps = w->nduty * w->rounds;
-    double end = w->t0 + steps * w->step_s;
-    for (double a = clock_s(CLOCK_MONOTONIC); a < end;) {
-        double c0 = clock_s(CLOCK_THREAD_CPUTIME_ID);
+    double end = w->t0 + steps * w->step_ms;
+    for (double a = rp_now_ms(); a < end;) {
+        double c0 = thread_cpu_ms();
         for (int k = 0; k < w->keep_every; k++)
             rp_solo_decode(&w->solo, k == 0);
         rp_solo_chain(&w->solo);
-        double cpu = clock_s(CLOCK_THREAD_CPUTIME_ID) - c0, b = clock_s(CLOCK_MONOTONIC);
+        double cpu = thread_cpu_ms() - c0, b = rp_now_ms();
         double in = a - w->t0;
-        int step = in >= 0 ? (int)(in / w->step_s) : 0;
+        int step = in >= 0 ? (int)(in / w->step_ms) : 0;
         int d = step % w->nduty, round = step / w->nduty;
         double duty = w->duty[in >= 0 ? d : 0];
-        sleep_s((b - a) * (1 - duty) / duty);
-        double e = clock_s(CLOCK_MONOTONIC);
-        if (in >= 0 && step < steps && in - step * w->step_s >= w->settle_s) {
-            w->sum_ms[d][round] += 1e3 * cpu;
+        rp_sleep_until(b + (b - a) * (1 - duty) / duty);
+        double e = rp_now_ms();
+        if (in >= 0 && step < steps && in - step * w->step_ms >= w->settle_ms) {
+            w->sum_ms[d][round] += cpu;
             w->cnt[d][round]++;
-            w->busy_ms[d] += 1e3 * cpu;
-            w->wall_ms[d] += 1e3 * (e - a);
+            w->wall_ms[d] += e - a;
         }
         a = e;
     }
@@ -146,15 +138,15 @@ int rp_duty_run(const rp_params *p, int threads, const double *duty, int nduty, 
     for (int t = 0; t < threads; t++)
         if (rp_solo_init(&w[t].solo, p, clip, err, errlen))   /* a stream of its own */
             goto out;
-    double t0 = clock_s(CLOCK_MONOTONIC) + 0.3;   /* every thread warms up first */
+    double t0 = rp_now_ms() + 300;     /* every thread warms up first */
     for (int t = 0; t < threads; t++) {
         w[t].keep_every = p->keep_every;
         w[t].duty = r->duty;
         w[t].nduty = nduty;
         w[t].rounds = rounds;
         w[t].t0 = t0;
-        w[t].step_s = step_s;
-        w[t].settle_s = settle_s;
+        w[t].step_ms = 1e3 * step_s;
+        w[t].settle_ms = 1e3 * settle_s;
     }
     for (; started < threads; started++)
         if (pthread_create(&th[started], NULL, worker_main, &w[started])) {
@@ -165,27 +157,18 @@ int rp_duty_run(const rp_params *p, int threads, const double *duty, int nduty, 
 out:
     for (int t = 0; t < started; t++)
         pthread_join(th[t], NULL);
-    if (rc == 0 && started == threads) {
-        double (*sum)[RP_DUTY_MAX_ROUNDS] = calloc(RP_DUTY_MAX, sizeof *sum);
-        long (*cnt)[RP_DUTY_MAX_ROUNDS] = calloc(RP_DUTY_MAX, sizeof *cnt);
-        double busy[RP_DUTY_MAX] = {0}, wall[RP_DUTY_MAX] = {0};
-        if (!sum || !cnt) {
-            snprintf(err, errlen, "out of memory");
-            rc = -1;
-        } else {
-            for (int t = 0; t < threads; t++)
-                for (int d = 0; d < nduty; d++) {
-                    busy[d] += w[t].busy_ms[d];
-                    wall[d] += w[t].wall_ms[d];
-                    for (int i = 0; i < rounds; i++) {
-                        sum[d][i] += w[t].sum_ms[d][i];
-                        cnt[d][i] += w[t].cnt[d][i];
-                    }
+    if (rc == 0 && started == threads) {   /* every thread's sums together */
+        double sum[RP_DUTY_MAX][RP_DUTY_MAX_ROUNDS] = {{0}}, wall[RP_DUTY_MAX] = {0};
+        long cnt[RP_DUTY_MAX][RP_DUTY_MAX_ROUNDS] = {{0}};
+        for (int t = 0; t < threads; t++)
+            for (int d = 0; d < nduty; d++) {
+                wall[d] += w[t].wall_ms[d];
+                for (int i = 0; i < rounds; i++) {
+                    sum[d][i] += w[t].sum_ms[d][i];
+                    cnt[d][i] += w[t].cnt[d][i];
                 }
-            rc = rp_duty_summarize(r, sum, cnt, busy, wall, err, errlen);
-        }
-        free(sum);
-        free(cnt);
+            }
+        rc = rp_duty_summarize(r, sum, cnt, wall, err, errlen);
     }
     for (int t = 0; w && t < threads; t++)
         rp_solo_free(&w[t].solo);

@@ -51,12 +51,12 @@ typedef struct {
 } rp_duty_result;
 
 /* The figures from the sums: sum_ms[d][r] and cnt[d][r] the CPU ms and units
- * of duty d in round r, busy_ms[d] and wall_ms[d] the threads' CPU and wall
- * in duty d's counted time. factor[d] = (mean over rounds of duty d's mean)
+ * of duty d in round r, wall_ms[d] the threads' wall (units and sleeps) in
+ * duty d's counted time. factor[d] = (mean over rounds of duty d's mean)
  * over the same for duty 0. 0, or -1 and a message (a duty with no unit). */
 int rp_duty_summarize(rp_duty_result *r, double (*sum_ms)[RP_DUTY_MAX_ROUNDS],
-                      long (*cnt)[RP_DUTY_MAX_ROUNDS], const double *busy_ms,
-                      const double *wall_ms, char *err, size_t errlen);
+                      long (*cnt)[RP_DUTY_MAX_ROUNDS], const double *wall_ms, char *err,
+                      size_t errlen);
 
 /* Run `threads` threads through duty[0..nduty) (decreasing in (0, 1], the
  * first 1), step_s each with the first settle_s not counted, `rounds`

@@ -1111,7 +1111,11 @@ Test(realpipe, wakecal_run, .timeout = 120)
         cr_expect_eq(r.wake.n[k], (size_t)llround((1 - r.wake.held[k]) * (double)r.wake.all[k]),
                      "the quick samples are the ones not held");
     }
-    cr_expect_eq((long)nt + r.timer_caught_up, r.jobs, "every release has a timer sample but the caught-up ones");
+    /* a machine stall during the run (rp_wake_classify) leaves a timer sample
+     * out too: r.stalls counts those and their wake samples together */
+    cr_expect_leq((long)nt + r.timer_caught_up, r.jobs, "a timer sample per release at most");
+    cr_expect_geq((long)nt + r.timer_caught_up + r.stalls, r.jobs,
+                  "every release has a timer sample but the caught-up and the stalled ones");
     cr_expect_lt(r.timer_caught_up, r.jobs);
     cr_expect_leq((long)nw, r.jobs);
     close_to("nothing held with no job running", r.wake.held[0] + r.timer.held[0], 0);

@@ -223,7 +223,11 @@ install: vlsim vlcalib
 	for f in plots/*; do [ -f "$$f" ] && install -m 644 "$$f" $(DESTDIR)$(PREFIX)/share/vlsim/plots/; done; true
 	install -m 644 models/vlsim.1 $(DESTDIR)$(PREFIX)/share/man/man1/vlsim.1
 
+# build/validate-history/ holds make validate's kept experiments: measurements,
+# not build outputs, so clean leaves them (rm -rf it by hand to drop them)
 clean:
-	rm -rf build vlsim vlsim-mpi vlcalib vlrealpipe
+	if [ -d build ]; then find build -mindepth 1 -maxdepth 1 ! -name validate-history -exec rm -rf {} +; fi
+	if [ -d build ] && [ -z "$$(ls -A build)" ]; then rmdir build; fi
+	rm -f vlsim vlsim-mpi vlcalib vlrealpipe
 
 -include $(shell find build -name '*.d' 2>/dev/null)

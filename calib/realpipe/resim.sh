@@ -12,9 +12,10 @@
 # validation/results.csv's rows of that experiment exactly (vlsim is
 # deterministic for a scenario and seed).
 #
-# The scenarios name their calibration files by absolute path, so DIR is
-# read where make validate left it (a copy elsewhere still reads them there).
-# It never touches DIR, and never writes into a folder that exists: OUT is
+# The scenarios name their calibration files by absolute path, where make
+# validate wrote them; when DIR is a copy kept elsewhere (validate.sh keeps
+# each experiment in build/validate-history/), those paths are read under
+# DIR instead. It never touches DIR, and never writes into a folder that exists: OUT is
 # made anew and holds each load's scenario (L.yaml), the simulator's CSV
 # (L-sim.csv) and the comparison rows (L-rows.csv). It prints the frame rows
 # and the mean |rel err| of the 12 frame percentiles (a summary for trying
@@ -75,11 +76,15 @@ for L in $LOADS; do
     for f in "$D"/spans-*.csv; do [ -f "$f" ] && used+=("$f"); done
   fi
   [ "${#used[@]}" -gt 0 ] || die "$D: no real runs (spans-*.csv)"
-  if [ "${#SEDS[@]}" -gt 0 ]; then
-    sed "${SEDS[@]}" "$D/scenario.yaml" > "$TMP/$L.yaml"
-  else
-    cp "$D/scenario.yaml" "$TMP/$L.yaml"
+  # a copy of the experiment (a kept validation, build/validate-history/): its
+  # scenario names the files by where make validate wrote them; read them here
+  edits=()
+  root=$(sed -n 's#.*file: *"\{0,1\}\([^ ",}]*\)/runs/'"$L"'/.*#\1#; T; p; q' "$D/scenario.yaml")
+  if [ -n "$root" ] && ! [ "$root/runs/$L" -ef "$D" ]; then
+    case "$root$D" in *'#'*) die "$D: a path with '#' cannot be relocated" ;; esac
+    edits=(-e "s#$(printf '%s' "$root" | sed 's/[][\.*^$]/\\&/g')/runs/#$(cd "$DIR" && pwd -P)/runs/#g")
   fi
+  sed "${edits[@]}" "${SEDS[@]}" -e '' "$D/scenario.yaml" > "$TMP/$L.yaml"
   ./vlsim run "$TMP/$L.yaml" --csv "$TMP/$L-sim.csv" -q 2> "$TMP/$L-sim.log" \
     || { cat "$TMP/$L-sim.log" >&2; die "vlsim failed on $D/scenario.yaml as edited"; }
   ./vlrealpipe compare --load "$L" --sim "$TMP/$L-sim.csv" --warmup "$WARMUP" --out "$TMP/$L-rows.csv" \

@@ -82,7 +82,13 @@
 # without it, results-warm.csv), DUTY_S (2): dutycal's seconds per duty (4 rounds of 7
 # duties; 0: no dutycal; with it, the report also shows the same loads with an op
 # slower while the cores were idle much of the time lately, cpu.duty, results-duty.csv:
-# reported, not the prediction),
+# reported, not the prediction), HISTORY (8): each experiment is kept in
+# build/validate-history/<UTC stamp of its start>/ (its real runs' spans, the
+# scenarios and the calibration files they read: about 40 MB), and the report
+# sets the prediction against the last HISTORY kept ones, this one among them,
+# each simulated again with this vlsim (calib/realpipe/history.sh; the mean error
+# over validations is the model's bias, their spread the machine's;
+# validation/history.csv; 0: kept, but no such section),
 # CORE_TOL (0.10) and CORE_TRIES (3): corecal measures the speed-up of k threads
 # round by round; when its rounds' two-thread speed-ups spread by more than a
 # factor 1 + CORE_TOL (highest over lowest), the machine moved under it (on
@@ -125,6 +131,7 @@ RUN_BRIDGE_MS=0.05                  # stackcal's run bridge (calib/realpipe/rp_s
 TURN_S=${TURN_S:-6}
 COLD_S=${COLD_S:-30}
 DUTY_S=${DUTY_S:-2}
+HISTORY=${HISTORY:-8}
 LOADS=${LOADS:-"0.30 0.50 0.70 0.85"}
 NOTE=${NOTE:-}
 OUT=validation
@@ -151,6 +158,7 @@ command -v gnuplot >/dev/null || { echo "validate: gnuplot missing (make deps)" 
 rm -rf "$WORK"
 mkdir -p "$WORK/calib" "$WORK/runs" "$OUT"
 t_start=$(date +%s)
+STAMP=$(date -u +%Y-%m-%dT%H%M%SZ)   # names this experiment's kept copy (build/validate-history/)
 log() { echo "validate [$(( $(date +%s) - t_start )) s]: $*" >&2; }
 # corecal_steady OUT WHERE [corecal args]: corecal into OUT, again while its rounds'
 # two-thread speed-ups spread by more than 1 + CORE_TOL (up to CORE_TRIES attempts),
@@ -555,6 +563,21 @@ join_loads sim-overlap.csv > "$WORK/overlap-sim.csv"
 join_loads stages.csv > "$WORK/stages.csv"
 join_loads batches.csv > "$WORK/batches.csv"
 
+# Keep this experiment where the next ones can be set against it again: the
+# real runs' spans, the scenarios and what they read, probe.csv (not the
+# simulations' own outputs, the op logs or the plots: they are made again).
+KEPT=build/validate-history/$STAMP
+mkdir -p "$KEPT.partial"
+tar -C "$WORK" -cf - --exclude='sim*.csv' --exclude='sim*.log' --exclude='ops-*.csv' --exclude=plot \
+  --exclude='*-cdf.dat' runs calib probe.csv | tar -C "$KEPT.partial" -xf -
+mv "$KEPT.partial" "$KEPT"
+log "kept this experiment in $KEPT ($(du -sh "$KEPT" | cut -f1))"
+if [ "$HISTORY" != 0 ]; then
+  log "setting the prediction against the last $HISTORY kept experiments (calib/realpipe/history.sh)"
+  calib/realpipe/history.sh -n "$HISTORY" -o "$WORK/history.csv" -f > "$WORK/history.md" 2> "$WORK/history.log" \
+    || { cat "$WORK/history.log" >&2; echo "validate: history.sh failed" >&2; exit 1; }
+fi
+
 # the CDF plot: real (points) vs predicted (lines) per load
 {
   echo "set terminal pngcairo size 1000,650 noenhanced"
@@ -695,6 +718,18 @@ elapsed=$(( $(date +%s) - t_start ))
     echo "results-allruns.csv; the table above leaves them out where another run of the load passed):"
     echo
     frame_table "$WORK/results-allruns.csv"
+    echo
+  fi
+  if [ "$HISTORY" != 0 ]; then
+    echo "## Across validations: the model's bias and the machine's spread"
+    echo
+    echo "One validation's error is the model's and that hour's machine's together. The last"
+    echo "$(awk -F, 'NR > 1 && !($1 in v) { v[$1]; n++ } END { print n }' "$WORK/history.csv") experiments kept on this machine (build/validate-history/, this one last),"
+    echo "each simulated again with this vlsim on the scenario written then, against its own"
+    echo "real runs (calib/realpipe/history.sh; every stage in validation/history.csv): the mean"
+    echo "error of a figure over them is the model's bias, their SD the machine's spread."
+    echo
+    cat "$WORK/history.md"
     echo
   fi
   echo "## The same loads predicted from vlcalib's back-to-back timings"
@@ -1123,6 +1158,8 @@ cp "$WORK/corecal-tries.csv" "$OUT/corecal-tries.csv"
 mv "$WORK/results-probed.csv" "$OUT/results-probed.csv"
 mv "$WORK/results-perrun.csv" "$OUT/results-perrun.csv"
 mv "$WORK/batches.csv" "$OUT/batches.csv"
+rm -f "$OUT/history.csv"
+[ "$HISTORY" = 0 ] || cp "$WORK/history.csv" "$OUT/history.csv"
 cp "$WORK/rejected.csv" "$OUT/rejected.csv"
 mv "$WORK/cdf.png" "$OUT/cdf.png"
 mv "$WORK/REPORT.md" "$OUT/REPORT.md"

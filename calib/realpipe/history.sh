@@ -1,0 +1,123 @@
+#!/usr/bin/env bash
+# history.sh — the model against every kept `make validate` experiment: one
+# validation's error mixes the model's bias with that hour's machine (on the
+# 2-vCPU VM the same load point's real p50 moved 7.4-8.8 ms between
+# validations while the prediction held at 6.9-7.4 ms); the mean error over
+# several validations, each simulated again with today's vlsim, is the bias,
+# and their spread is the machine's.
+#
+# validate.sh keeps each experiment (its real runs' spans, the prediction's
+# scenarios and the calibration files they read, probe.csv) in
+# build/validate-history/<UTC stamp>/. history.sh runs resim.sh on the last N
+# of them (all by default) with the same sed edits on every one, writes every
+# row (validation,load,stage,metric,real_ms,sim_ms,rel_err; drop_rate's columns
+# in % and its rel_err in points, as resim.sh's) to the CSV named by -o, and
+# prints a markdown table of the frame figures: each validation's error, their
+# mean, standard deviation (n - 1; "-" for one), and how many were within the target (p50
+# and p95 5 %, p99 10 %, drop rate 1 point); then the mean |error| and the mean
+# |bias| over the 12 frame percentiles. Each validation is simulated again from
+# the scenario written then: a model key that `vlrealpipe scenario` learned to
+# write since is not in an older one (add it with -e).
+#
+# It writes nothing but the CSV (made beside it and moved into place; an
+# existing file is refused unless -f), and leaves the kept folders untouched.
+#
+# usage: calib/realpipe/history.sh [-H DIR] [-n N] [-e SED_EXPR]... [-o CSV [-f]]
+#   e.g. calib/realpipe/history.sh -n 6 -e 's/wake_held: \[[^]]*\]/wake_held: [0, 0, 0]/'
+set -euo pipefail
+
+die() { echo "history.sh: $*" >&2; exit 2; }
+usage() { sed -n '/^# usage/,/^#   e\.g\./p' "$0" | sed 's/^# //'; }
+
+HIST=build/validate-history
+N=0
+CSV=
+FORCE=0
+SEDS=()
+while getopts "H:n:e:o:fh" o; do
+  case "$o" in
+    H) HIST=$OPTARG ;;
+    n) N=$OPTARG ;;
+    e) SEDS+=(-e "$OPTARG") ;;
+    o) CSV=$OPTARG ;;
+    f) FORCE=1 ;;
+    h) usage; exit 0 ;;
+    *) usage >&2; exit 2 ;;
+  esac
+done
+shift $((OPTIND - 1))
+[ $# = 0 ] || die "unexpected argument '$1' (usage: history.sh [-H DIR] [-n N] [-e SED_EXPR]... [-o CSV [-f]])"
+case "$N" in ''|*[!0-9]*) die "-n $N: a count of validations expected (0: all)" ;; esac
+[ -d "$HIST" ] || die "$HIST: not found (make validate keeps each experiment there)"
+if [ -n "$CSV" ] && [ -e "$CSV" ] && [ "$FORCE" = 0 ]; then
+  die "$CSV: exists; name a new file or add -f to replace it"
+fi
+HERE=$(cd "$(dirname "$0")" && pwd)
+
+VALS=()
+for d in "$HIST"/*/; do
+  d=${d%/}
+  case "$d" in *.partial) continue ;; esac   # one validate.sh was still writing, or that failed
+  [ -d "$d/runs" ] && VALS+=("$d")
+done
+[ "${#VALS[@]}" -gt 0 ] || die "$HIST: no kept validations (folders holding runs/)"
+if [ "$N" -gt 0 ] && [ "${#VALS[@]}" -gt "$N" ]; then
+  VALS=("${VALS[@]: -$N}")
+fi
+
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/vlsim-history.XXXXXX") || die "cannot make a working folder"
+trap 'rm -rf "$TMP"' EXIT
+echo "validation,load,stage,metric,real_ms,sim_ms,rel_err" > "$TMP/rows.csv"
+k=0
+for v in "${VALS[@]}"; do
+  k=$((k + 1))
+  name=$(basename "$v")
+  echo "history.sh: $k of ${#VALS[@]}: $name" >&2
+  "$HERE/resim.sh" -d "$v" "${SEDS[@]}" "$TMP/$k" > "$TMP/$k.log" 2>&1 \
+    || { cat "$TMP/$k.log" >&2; die "$v: resim.sh failed"; }
+  for f in "$TMP/$k"/*-rows.csv; do
+    awk -F, -v v="$name" 'NR > 1 { print v "," $0 }' OFS=, "$f" >> "$TMP/rows.csv"
+  done
+done
+
+# the frame table: a column per validation (in order), then mean, SD, within
+awk -F, '
+  function lim(m) { return m == "p99" ? 0.10 : (m == "drop_rate" ? 1 : 0.05) }
+  function abs(x) { return x < 0 ? -x : x }
+  function cell(m, e) { return m == "drop_rate" ? sprintf("%+.2f pt", e) : sprintf("%+.1f %%", 100 * e) }
+  NR > 1 && $3 == "frame" {
+    if (!($1 in col)) { col[$1] = ++nv; vname[nv] = $1 }
+    k = $2 " " $4
+    if (!(k in seen)) { seen[k] = 1; keys[++nk] = k; kl[nk] = $2; km[nk] = $4 }
+    e[k, col[$1]] = $7; have[k, col[$1]] = 1
+  }
+  END {
+    printf "| load | metric |"
+    for (j = 1; j <= nv; j++) printf " %s |", vname[j]
+    printf " mean | SD | within target |\n|---|---|"
+    for (j = 1; j <= nv + 3; j++) printf "---|"
+    printf "\n"
+    for (i = 1; i <= nk; i++) {
+      k = keys[i]; m = km[i]; n = 0; s = 0; w = 0
+      printf "| %s | %s |", kl[i], m
+      for (j = 1; j <= nv; j++) {
+        if (!have[k, j]) { printf " |"; continue }
+        x = e[k, j]; n++; s += x
+        if (abs(x) <= lim(m) + 1e-12) w++
+        printf " %s |", cell(m, x)
+      }
+      mu = s / n; ss = 0
+      for (j = 1; j <= nv; j++) if (have[k, j]) ss += (e[k, j] - mu) ^ 2
+      sdc = n < 2 ? "-" : (m == "drop_rate" ? sprintf("%.2f pt", sqrt(ss / (n - 1))) : sprintf("%.1f %%", 100 * sqrt(ss / (n - 1))))
+      printf " %s | %s | %d of %d |\n", cell(m, mu), sdc, w, n
+      if (m != "drop_rate") {
+        for (j = 1; j <= nv; j++) if (have[k, j]) { ea += abs(e[k, j]); ne++ }
+        ba += abs(mu); nb++
+      }
+    }
+    if (ne) printf "\nmean |error| of the frame percentiles over the %d validations: %.1f %%; mean |bias| (the |mean error| of each of the %d figures): %.1f %%\n", nv, 100 * ea / ne, nb, 100 * ba / nb
+  }' "$TMP/rows.csv"
+
+if [ -n "$CSV" ]; then
+  cp "$TMP/rows.csv" "$CSV.partial.$$" && mv -f "$CSV.partial.$$" "$CSV" || { rm -f "$CSV.partial.$$"; die "cannot write $CSV"; }
+fi

@@ -1,0 +1,151 @@
+/* test_history.c — calib/realpipe/history.sh, as a user runs it: on a folder
+ * of kept experiments laid out as validate.sh keeps them, its CSV holds each
+ * one's rows exactly as resim.sh gives them (one of them moved after its
+ * scenario was written: its calibration files are read where it lies now),
+ * and its table's mean, SD and within-target count are those of the rows'
+ * errors computed here by hand; -n takes the latest; bad use is refused
+ * with exit 2 and nothing overwritten. The real runs are short
+ * `vlrealpipe run`s (their figures are not asserted). */
+#include <criterion/criterion.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kit_files.h"
+
+#define RP "tests/data/realpipe/"
+
+/* A kept experiment at dir/name: one load point (0.30) whose scenario reads
+ * calibration files copied into its own folder, and one real run. */
+static void kept(const char *dir, const char *name, int fps, int seed)
+{
+    char d[512];
+    snprintf(d, sizeof d, "%s/%s/runs/0.30", dir, name);
+    cr_assert_eq(kit_sh("mkdir -p %s && cp " RP "tiny-fixture.* " RP "video-fixture.* %s/", d, d), 0);
+    cr_assert_eq(kit_sh("./vlrealpipe scenario --calib %s/tiny-fixture.yaml --decode-calib %s/video-fixture.yaml"
+                        " --fps %d --warmup 0.5 --sim-duration 5 --sim-reps 1 --out %s/scenario.yaml > /dev/null",
+                        d, d, fps, d), 0);
+    cr_assert_eq(kit_sh("./vlrealpipe run --fps %d --duration 2 --warmup 0.5 --seed %d --out %s/spans-1.csv"
+                        " 2> /dev/null", fps, seed, d), 0);
+    cr_assert_eq(kit_sh("echo 0.30,1,150,1.0,1,1.6,0.07,1.0,1,0.00 > %s/%s/probe.csv", dir, name), 0);
+}
+
+/* the rel_err of (load, stage, metric) in a rows CSV's text, or NAN */
+static double rel_err(const char *csv, const char *key)
+{
+    const char *p = strstr(csv, key);
+    if (!p)
+        return NAN;
+    p = strchr(p + 1, '\n');   /* the row's end */
+    if (!p)
+        return NAN;
+    const char *q = p;
+    while (q > csv && q[-1] != ',')
+        q--;
+    return strtod(q, NULL);
+}
+
+Test(history, rows_are_resims_and_the_table_their_mean, .timeout = 180)
+{
+    char dir[256], hist[300], path[600];
+    kit_tmpdir(dir, sizeof dir, "history");
+    snprintf(hist, sizeof hist, "%s/hist", dir);
+    kept(hist, "2026-01-01T000000Z", 20, 1);
+    /* the second one is written elsewhere and moved in, as a copy would be */
+    kept(dir, "elsewhere", 40, 2);
+    cr_assert_eq(kit_sh("mv %s/elsewhere %s/2026-01-02T000000Z", dir, hist), 0);
+    /* a copy validate.sh was still writing is not a kept experiment */
+    cr_assert_eq(kit_sh("mkdir -p %s/2026-01-03T000000Z.partial/runs", hist), 0);
+
+    cr_assert_eq(kit_sh("WARMUP=0.5 calib/realpipe/history.sh -H %s -o %s/h.csv > %s/table 2> %s/err", hist, dir,
+                        dir, dir), 0, "history.sh failed");
+    snprintf(path, sizeof path, "%s/h.csv", dir);
+    char *csv = kit_slurp(path);
+    cr_assert_not_null(csv);
+    cr_expect_eq(strncmp(csv, "validation,load,stage,metric,real_ms,sim_ms,rel_err\n", 52), 0, "%s", csv);
+    cr_expect_null(strstr(csv, ".partial"), "the .partial folder is skipped");
+
+    /* each validation's rows: those resim.sh gives on it alone, by hand */
+    const char *name[2] = {"2026-01-01T000000Z", "2026-01-02T000000Z"};
+    double e50[2];
+    for (int k = 0; k < 2; k++) {
+        cr_assert_eq(kit_sh("WARMUP=0.5 calib/realpipe/resim.sh -d %s/%s %s/by-hand-%d > /dev/null 2>&1", hist,
+                            name[k], dir, k), 0, "resim.sh on %s alone failed", name[k]);
+        snprintf(path, sizeof path, "%s/by-hand-%d/0.30-rows.csv", dir, k);
+        char *rows = kit_slurp(path);
+        cr_assert_not_null(rows);
+        /* every row after the header, prefixed with the validation's name */
+        for (char *line = strchr(rows, '\n') + 1; *line; ) {
+            char *end = strchr(line, '\n');
+            cr_assert_not_null(end);
+            char want[1024];
+            snprintf(want, sizeof want, "\n%s,%.*s\n", name[k], (int)(end - line), line);
+            cr_expect_not_null(strstr(csv, want), "row missing from history.sh's CSV: %s", want + 1);
+            line = end + 1;
+        }
+        e50[k] = rel_err(rows, "\n0.30,frame,p50,");
+        cr_assert(!isnan(e50[k]));
+        free(rows);
+    }
+    cr_expect_neq(e50[0], e50[1], "two different experiments: the mean can differ from either");
+
+    /* the frame p50 row of the table: both errors, their mean, SD (n - 1), within 5 % */
+    double mu = (e50[0] + e50[1]) / 2, sd = fabs(e50[0] - e50[1]) / sqrt(2.0);
+    int within = (fabs(e50[0]) <= 0.05) + (fabs(e50[1]) <= 0.05);
+    char want[256];
+    snprintf(want, sizeof want, "| 0.30 | p50 | %+.1f %% | %+.1f %% | %+.1f %% | %.1f %% | %d of 2 |", 100 * e50[0],
+             100 * e50[1], 100 * mu, 100 * sd, within);
+    snprintf(path, sizeof path, "%s/table", dir);
+    char *table = kit_slurp(path);
+    cr_assert_not_null(table);
+    cr_expect_not_null(strstr(table, want), "want %s in:\n%s", want, table);
+    cr_expect_not_null(strstr(table, "| load | metric | 2026-01-01T000000Z | 2026-01-02T000000Z | mean | SD |"),
+                       "%s", table);
+    free(table);
+    free(csv);
+
+    /* -n 1: the latest alone */
+    cr_assert_eq(kit_sh("WARMUP=0.5 calib/realpipe/history.sh -H %s -n 1 -o %s/one.csv > /dev/null 2>&1", hist,
+                        dir), 0);
+    snprintf(path, sizeof path, "%s/one.csv", dir);
+    csv = kit_slurp(path);
+    cr_assert_not_null(csv);
+    cr_expect_null(strstr(csv, name[0]), "-n 1 leaves the older one out");
+    cr_expect_not_null(strstr(csv, name[1]), "-n 1 takes the latest");
+    free(csv);
+    kit_rm_rf(dir);
+}
+
+Test(history, bad_use_is_refused_and_nothing_overwritten, .timeout = 60)
+{
+    char dir[256], path[512];
+    kit_tmpdir(dir, sizeof dir, "history");
+    snprintf(path, sizeof path, "%s/err", dir);
+
+    cr_expect_eq(kit_sh("calib/realpipe/history.sh -H %s/none > /dev/null 2> %s", dir, path), 2);
+    char *err = kit_slurp(path);
+    cr_expect_not_null(strstr(err, "none: not found"), "%s", err);
+    free(err);
+
+    cr_assert_eq(kit_sh("mkdir -p %s/empty/stray", dir), 0);
+    cr_expect_eq(kit_sh("calib/realpipe/history.sh -H %s/empty > /dev/null 2> %s", dir, path), 2);
+    err = kit_slurp(path);
+    cr_expect_not_null(strstr(err, "no kept validations"), "%s", err);
+    free(err);
+
+    cr_expect_eq(kit_sh("calib/realpipe/history.sh -H %s/empty -n two > /dev/null 2> %s", dir, path), 2);
+
+    /* an existing CSV: refused without -f, left as it was */
+    char csv[300];
+    snprintf(csv, sizeof csv, "%s/mine.csv", dir);
+    kit_write_file(csv, "the user's own file\n");
+    cr_expect_eq(kit_sh("calib/realpipe/history.sh -H %s/empty -o %s > /dev/null 2> %s", dir, csv, path), 2);
+    err = kit_slurp(path);
+    cr_expect_not_null(strstr(err, "exists"), "%s", err);
+    free(err);
+    char *kept = kit_slurp(csv);
+    cr_expect_str_eq(kept, "the user's own file\n");
+    free(kept);
+    kit_rm_rf(dir);
+}

@@ -3,7 +3,7 @@
  * one's rows exactly as resim.sh gives them (one of them moved after its
  * scenario was written: its calibration files are read where it lies now),
  * and its table's mean, SD and within-target count are those of the rows'
- * errors computed here by hand; -n takes the latest; bad use is refused
+ * errors computed here by hand, and so is -s's stage row; -n takes the latest; bad use is refused
  * with exit 2 and nothing overwritten. The real runs are short
  * `vlrealpipe run`s (their figures are not asserted). */
 #include <criterion/criterion.h>
@@ -58,7 +58,7 @@ Test(history, rows_are_resims_and_the_table_their_mean, .timeout = 180)
     /* a copy validate.sh was still writing is not a kept experiment */
     cr_assert_eq(kit_sh("mkdir -p %s/2026-01-03T000000Z.partial/runs", hist), 0);
 
-    cr_assert_eq(kit_sh("WARMUP=0.5 calib/realpipe/history.sh -H %s -o %s/h.csv > %s/table 2> %s/err", hist, dir,
+    cr_assert_eq(kit_sh("WARMUP=0.5 calib/realpipe/history.sh -s -H %s -o %s/h.csv > %s/table 2> %s/err", hist, dir,
                         dir, dir), 0, "history.sh failed");
     snprintf(path, sizeof path, "%s/h.csv", dir);
     char *csv = kit_slurp(path);
@@ -68,7 +68,7 @@ Test(history, rows_are_resims_and_the_table_their_mean, .timeout = 180)
 
     /* each validation's rows: those resim.sh gives on it alone, by hand */
     const char *name[2] = {"2026-01-01T000000Z", "2026-01-02T000000Z"};
-    double e50[2];
+    double e50[2], d50[2];
     for (int k = 0; k < 2; k++) {
         cr_assert_eq(kit_sh("WARMUP=0.5 calib/realpipe/resim.sh -d %s/%s %s/by-hand-%d > /dev/null 2>&1", hist,
                             name[k], dir, k), 0, "resim.sh on %s alone failed", name[k]);
@@ -85,7 +85,8 @@ Test(history, rows_are_resims_and_the_table_their_mean, .timeout = 180)
             line = end + 1;
         }
         e50[k] = rel_err(rows, "\n0.30,frame,p50,");
-        cr_assert(!isnan(e50[k]));
+        d50[k] = rel_err(rows, "\n0.30,decode,p50,");
+        cr_assert(!isnan(e50[k]) && !isnan(d50[k]));
         free(rows);
     }
     cr_expect_neq(e50[0], e50[1], "two different experiments: the mean can differ from either");
@@ -102,6 +103,10 @@ Test(history, rows_are_resims_and_the_table_their_mean, .timeout = 180)
     cr_expect_not_null(strstr(table, want), "want %s in:\n%s", want, table);
     cr_expect_not_null(strstr(table, "| load | metric | 2026-01-01T000000Z | 2026-01-02T000000Z | mean | SD |"),
                        "%s", table);
+    /* -s: the decode stage's p50, mean +- SD of its two errors */
+    snprintf(want, sizeof want, "| 0.30 | decode | %+.1f +- %.1f %% |", 100 * (d50[0] + d50[1]) / 2,
+             100 * fabs(d50[0] - d50[1]) / sqrt(2.0));
+    cr_expect_not_null(strstr(table, want), "want %s in:\n%s", want, table);
     free(table);
     free(csv);
 

@@ -13,16 +13,18 @@
 # row (validation,load,stage,metric,real_ms,sim_ms,rel_err; drop_rate's columns
 # in % and its rel_err in points, as resim.sh's) to the CSV named by -o, and
 # prints a markdown table of the frame figures: each validation's error, their
-# mean, standard deviation (n - 1; "-" for one), and how many were within the target (p50
-# and p95 5 %, p99 10 %, drop rate 1 point); then the mean |error| and the mean
-# |bias| over the 12 frame percentiles. Each validation is simulated again from
-# the scenario written then: a model key that `vlrealpipe scenario` learned to
+# mean, standard deviation (n - 1; "-" for one), and how many were within the
+# target (p50 and p95 5 %, p99 10 %, drop rate 1 point); then the mean |error|
+# and the mean |bias| over the 12 frame percentiles. With -s, then each stage's
+# p50, p95 and p99 error, mean +- SD over the validations (where in the
+# pipeline a bias sits). Each validation is simulated again from the scenario
+# written then: a model key that `vlrealpipe scenario` learned to
 # write since is not in an older one (add it with -e).
 #
 # It writes nothing but the CSV (made beside it and moved into place; an
 # existing file is refused unless -f), and leaves the kept folders untouched.
 #
-# usage: calib/realpipe/history.sh [-H DIR] [-n N] [-e SED_EXPR]... [-o CSV [-f]]
+# usage: calib/realpipe/history.sh [-H DIR] [-n N] [-s] [-e SED_EXPR]... [-o CSV [-f]]
 #   e.g. calib/realpipe/history.sh -n 6 -e 's/wake_held: \[[^]]*\]/wake_held: [0, 0, 0]/'
 set -euo pipefail
 
@@ -33,20 +35,22 @@ HIST=build/validate-history
 N=0
 CSV=
 FORCE=0
+STAGES=0
 SEDS=()
-while getopts "H:n:e:o:fh" o; do
+while getopts "H:n:e:o:fsh" o; do
   case "$o" in
     H) HIST=$OPTARG ;;
     n) N=$OPTARG ;;
     e) SEDS+=(-e "$OPTARG") ;;
     o) CSV=$OPTARG ;;
     f) FORCE=1 ;;
+    s) STAGES=1 ;;
     h) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# = 0 ] || die "unexpected argument '$1' (usage: history.sh [-H DIR] [-n N] [-e SED_EXPR]... [-o CSV [-f]])"
+[ $# = 0 ] || die "unexpected argument '$1' (usage: history.sh [-H DIR] [-n N] [-s] [-e SED_EXPR]... [-o CSV [-f]])"
 case "$N" in ''|*[!0-9]*) die "-n $N: a count of validations expected (0: all)" ;; esac
 [ -d "$HIST" ] || die "$HIST: not found (make validate keeps each experiment there)"
 if [ -n "$CSV" ] && [ -e "$CSV" ] && [ "$FORCE" = 0 ]; then
@@ -117,6 +121,31 @@ awk -F, '
     }
     if (ne) printf "\nmean |error| of the frame percentiles over the %d validations: %.1f %%; mean |bias| (the |mean error| of each of the %d figures): %.1f %%\n", nv, 100 * ea / ne, nb, 100 * ba / nb
   }' "$TMP/rows.csv"
+
+# -s: each stage's percentiles, mean +- SD of the error over the validations
+if [ "$STAGES" = 1 ]; then
+  echo
+  echo "| load | stage | p50 | p95 | p99 |"
+  echo "|---|---|---|---|---|"
+  awk -F, '
+    NR > 1 && $3 != "frame" && $4 != "drop_rate" {
+      k = $2 "," $3
+      if (!(k in seen)) { seen[k] = 1; keys[++nk] = k }
+      m = $2 "," $3 "," $4; n[m]++; x[m, n[m]] = $7; s[m] += $7
+    }
+    function stat(m,   mu, ss, i) {
+      if (!n[m]) return " |"
+      mu = s[m] / n[m]; ss = 0
+      for (i = 1; i <= n[m]; i++) ss += (x[m, i] - mu) ^ 2
+      return n[m] < 2 ? sprintf(" %+.1f %% |", 100 * mu) : sprintf(" %+.1f +- %.1f %% |", 100 * mu, 100 * sqrt(ss / (n[m] - 1)))
+    }
+    END {
+      for (i = 1; i <= nk; i++) {
+        split(keys[i], a, ",")
+        printf "| %s | %s |%s%s%s\n", a[1], a[2], stat(keys[i] ",p50"), stat(keys[i] ",p95"), stat(keys[i] ",p99")
+      }
+    }' "$TMP/rows.csv"
+fi
 
 if [ -n "$CSV" ]; then
   cp "$TMP/rows.csv" "$CSV.partial.$$" && mv -f "$CSV.partial.$$" "$CSV" || { rm -f "$CSV.partial.$$"; die "cannot write $CSV"; }

@@ -574,7 +574,7 @@ mv "$KEPT.partial" "$KEPT"
 log "kept this experiment in $KEPT ($(du -sh "$KEPT" | cut -f1))"
 if [ "$HISTORY" != 0 ]; then
   log "setting the prediction against the last $HISTORY kept experiments (calib/realpipe/history.sh)"
-  calib/realpipe/history.sh -n "$HISTORY" -o "$WORK/history.csv" -f > "$WORK/history.md" 2> "$WORK/history.log" \
+  calib/realpipe/history.sh -s -n "$HISTORY" -o "$WORK/history.csv" -f > "$WORK/history.md" 2> "$WORK/history.log" \
     || { cat "$WORK/history.log" >&2; echo "validate: history.sh failed" >&2; exit 1; }
 fi
 
@@ -727,7 +727,8 @@ elapsed=$(( $(date +%s) - t_start ))
     echo "$(awk -F, 'NR > 1 && !($1 in v) { v[$1]; n++ } END { print n }' "$WORK/history.csv") experiments kept on this machine (build/validate-history/, this one last),"
     echo "each simulated again with this vlsim on the scenario written then, against its own"
     echo "real runs (calib/realpipe/history.sh; every stage in validation/history.csv): the mean"
-    echo "error of a figure over them is the model's bias, their SD the machine's spread."
+    echo "error of a figure over them is the model's bias, their SD the machine's spread; then"
+    echo "each stage's percentiles, mean +- SD of the error (where in the pipeline a bias sits)."
     echo
     cat "$WORK/history.md"
     echo

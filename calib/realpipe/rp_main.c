@@ -904,6 +904,20 @@ static int print_and_save(const opts *o, const char *text, char *err, size_t n)
     return out_commit(&f, err, n);
 }
 
+/* The calibration commands write their file into a memstream: close it (m
+ * writes into *text), print and save the text, and free it (*text NULL). */
+static int save_stream(const opts *o, FILE *m, char **text, char *err, size_t n)
+{
+    int rc = -1;
+    if (fclose(m) != 0)
+        snprintf(err, n, "out of memory");
+    else
+        rc = print_and_save(o, *text, err, n);
+    free(*text);
+    *text = NULL;
+    return rc;
+}
+
 /* One line of mixcal's table: the mix's mean, p50, p95; the same op back to
  * back in the same rounds (ref) and mix / ref; and, when there is one, the
  * mean of the back-to-back calibration file at the same shape (iso <= 0: none)
@@ -998,7 +1012,6 @@ static int cmd_driftcal(opts *o, char *err, size_t n)
     int threads = o->threads > 0 ? o->threads : o->p.cores;
     double seconds = o->seconds > 0 ? o->seconds : 60, window = o->window_ms > 0 ? o->window_ms : 1000;
     rp_drift_result r;
-    int rc = -1;
     if (rp_drift_run(&o->p, threads, seconds, window, &r, err, n)) {
         rp_drift_free(&r);
         return -1;
@@ -1028,13 +1041,7 @@ static int cmd_driftcal(opts *o, char *err, size_t n)
     for (int k = 0; k < r.windows; k++)
         fprintf(m, "%s%.4f", k ? ", " : "", r.factors[k]);
     fprintf(m, "]}\n");
-    if (fclose(m) != 0) {
-        snprintf(err, n, "out of memory");
-        goto done;
-    }
-    rc = print_and_save(o, text, err, n);
-done:
-    free(text);
+    int rc = save_stream(o, m, &text, err, n);
     rp_drift_free(&r);
     return rc;
 }
@@ -1078,14 +1085,7 @@ static int cmd_coldcal(opts *o, char *err, size_t n)
     for (int g = 0; g < r.ngaps; g++)
         fprintf(m, "%s%.4f", g ? ", " : "", r.factor[g]);
     fprintf(m, "]}\n");
-    if (fclose(m) != 0) {
-        free(text);
-        snprintf(err, n, "out of memory");
-        return -1;
-    }
-    int rc = print_and_save(o, text, err, n);
-    free(text);
-    return rc;
+    return save_stream(o, m, &text, err, n);
 }
 
 /* The duties dutycal steps through: the first 1 (mixcal's back to back). */
@@ -1134,14 +1134,7 @@ static int cmd_dutycal(opts *o, char *err, size_t n)
     for (int d = r.nduty - 1; d >= 0; d--)
         fprintf(m, "%s%.4f", d < r.nduty - 1 ? ", " : "", r.factor[d]);
     fprintf(m, "]}\n");
-    if (fclose(m) != 0) {
-        free(text);
-        snprintf(err, n, "out of memory");
-        return -1;
-    }
-    int rc = print_and_save(o, text, err, n);
-    free(text);
-    return rc;
+    return save_stream(o, m, &text, err, n);
 }
 
 /* The turncal file: the method and each op length's walls as comments, and
@@ -1223,14 +1216,7 @@ static int cmd_turncal(opts *o, char *err, size_t n)
         fprintf(m, "}");
     }
     fprintf(m, "}\n");
-    if (fclose(m) != 0) {
-        free(text);
-        snprintf(err, n, "out of memory");
-        return -1;
-    }
-    int rc = print_and_save(o, text, err, n);
-    free(text);
-    return rc;
+    return save_stream(o, m, &text, err, n);
 }
 
 /* One stackcal summary as a comment line. */
@@ -1376,14 +1362,7 @@ static int cmd_stackcal(opts *o, char *err, size_t n)
         rp_flow_write(m, share, nl);
         fprintf(m, "}\n");
     }
-    if (fclose(m) != 0) {
-        free(text);
-        snprintf(err, n, "out of memory");
-        return -1;
-    }
-    int rc = print_and_save(o, text, err, n);
-    free(text);
-    return rc;
+    return save_stream(o, m, &text, err, n);
 }
 
 /* A family's summary line, "NAME: {classes: K, n: [...], mean_ms: [...], ...}",

@@ -1563,12 +1563,12 @@ Test(realpipe, oplog_summary_by_hand)
     rp_oplog l;
     cr_assert_eq(rp_oplog_init(&l, 5), 0);
     const int64_t ms = 1000000;
-    rp_oplog_add(&l, RP_OP_DECODE, 1, 0, 0, 0, 10 * ms, 8 * ms);
-    rp_oplog_add(&l, RP_OP_ENCODE, 2, 0, 0, 5 * ms, 15 * ms, 10 * ms);
-    rp_oplog_add(&l, RP_OP_PREFILL, 2, 1, 1, 12 * ms, 20 * ms, 4 * ms);
-    rp_oplog_add(&l, RP_OP_DECODE, 1, 0, 1, 30 * ms, 31 * ms, 1 * ms);
-    rp_oplog_add(&l, RP_OP_DECODE, 1, 1, 1, -5 * ms, -1 * ms, 4 * ms);
-    rp_oplog_add(&l, RP_OP_DECODE, 1, 1, 1, 40 * ms, 41 * ms, 1 * ms);   /* past the capacity */
+    rp_oplog_add(&l, RP_OP_DECODE, 1, -1, 0, 0, 0, 10 * ms, 8 * ms);
+    rp_oplog_add(&l, RP_OP_ENCODE, 2, -1, 0, 0, 5 * ms, 15 * ms, 10 * ms);
+    rp_oplog_add(&l, RP_OP_PREFILL, 2, -1, 1, 1, 12 * ms, 20 * ms, 4 * ms);
+    rp_oplog_add(&l, RP_OP_DECODE, 1, -1, 0, 1, 30 * ms, 31 * ms, 1 * ms);
+    rp_oplog_add(&l, RP_OP_DECODE, 1, -1, 1, 1, -5 * ms, -1 * ms, 4 * ms);
+    rp_oplog_add(&l, RP_OP_DECODE, 1, -1, 1, 1, 40 * ms, 41 * ms, 1 * ms);   /* past the capacity */
     cr_assert_eq(rp_oplog_len(&l), 5);
     cr_expect_eq(atomic_load(&l.n), 6);
     rp_opsum s;
@@ -1583,6 +1583,63 @@ Test(realpipe, oplog_summary_by_hand)
     close_to("busy", s.busy_ms, 20);
     close_to("two", s.two_ms, 8);
     close_to("two on one CPU", s.two_same_ms, 5);
+    rp_oplog_free(&l);
+}
+
+/* Alone or beside an op on another CPU, by hand (ms; CPU time in
+ * brackets). Decodes of clip frame 5: A 0-2 on CPU 0 (2.0), alone; B 10-13
+ * on CPU 0 (2.4), covered by C, an encode of 2 on CPU 1 over 9-14: beside
+ * (C itself is covered 3 of 5: neither). Frame 7: D 20-21 (1.0) and R 80-81
+ * (1.2) alone; E 30-31 on CPU 1 (1.3) beside F (frame 9, CPU 0, 29.95-31.5;
+ * F covered 1 of 1.55: neither). Frame 11: S 90-91 on CPU 1 (1.0) beside T
+ * (encode of 1, CPU 0, 89-92): beside, but frame 11 was never alone. Encodes
+ * of 2: G 40-45 alone (5.0); H 50-55 on CPU 1 (5.5), covered only by two
+ * decodes on CPU 0 together (I 49-52.5, J 52.4-56: neither covers 90 %,
+ * and they share CPU 0, so are neither): beside. K (60-61, CPU 0) is covered
+ * by L, which moved CPU; M and N share CPU 1; P is before from_ns: none
+ * counts (L started on CPU 1, but may have run on CPU 0).
+ * decode: alone 3, beside 3 (B, E, S), paired 2 (B, E): ratio (2.4 + 1.3)
+ * / (2.0 + (1.0 + 1.2) / 2) = 3.7 / 3.1; naive ((2.4 + 1.3 + 1.0) / 3) /
+ * ((2.0 + 1.0 + 1.2) / 3) = 4.7 / 4.2. encode: 1 and 1, 5.5 / 5.0. */
+Test(realpipe, oplog_beside_by_hand)
+{
+    rp_oplog l;
+    cr_assert_eq(rp_oplog_init(&l, 32), 0);
+    const double ms = 1e6;
+#define OP(kind, b, f, c0, c1, s, e, u) \
+    rp_oplog_add(&l, RP_OP_##kind, b, f, c0, c1, (int64_t)((s) * ms), (int64_t)((e) * ms), (int64_t)((u) * ms))
+    OP(DECODE, 1, 5, 0, 0, 0, 2, 2.0);          /* A */
+    OP(DECODE, 1, 5, 0, 0, 10, 13, 2.4);        /* B */
+    OP(ENCODE, 2, -1, 1, 1, 9, 14, 4);          /* C */
+    OP(DECODE, 1, 7, 1, 1, 20, 21, 1.0);        /* D */
+    OP(DECODE, 1, 7, 1, 1, 30, 31, 1.3);        /* E */
+    OP(DECODE, 1, 9, 0, 0, 29.95, 31.5, 1.5);   /* F */
+    OP(ENCODE, 2, -1, 0, 0, 40, 45, 5.0);       /* G */
+    OP(ENCODE, 2, -1, 1, 1, 50, 55, 5.5);       /* H */
+    OP(DECODE, 1, 5, 0, 0, 49, 52.5, 3);        /* I */
+    OP(DECODE, 1, 5, 0, 0, 52.4, 56, 3);        /* J */
+    OP(DECODE, 1, 5, 0, 0, 60, 61, 9);          /* K */
+    OP(DECODE, 1, 5, 1, 0, 59.9, 62, 1);        /* L */
+    OP(DECODE, 1, 5, 1, 1, 70, 71, 9);          /* M */
+    OP(PREFILL, 1, -1, 1, 1, 70.5, 71.5, 1);    /* N */
+    OP(DECODE, 1, 7, 0, 0, 80, 81, 1.2);        /* R */
+    OP(DECODE, 1, 11, 1, 1, 90, 91, 1.0);       /* S */
+    OP(ENCODE, 1, -1, 0, 0, 89, 92, 3);         /* T */
+    OP(DECODE, 1, 5, 1, 1, -3, -1, 9);          /* P */
+#undef OP
+    rp_opbeside b;
+    cr_assert_eq(rp_oplog_beside(l.op, rp_oplog_len(&l), 0, &b), 0);
+    cr_expect_eq(b.alone[RP_OP_DECODE], 3);
+    cr_expect_eq(b.beside[RP_OP_DECODE], 3);
+    cr_expect_eq(b.paired[RP_OP_DECODE], 2);
+    close_to("decode ratio", b.ratio[RP_OP_DECODE], 3.7 / 3.1);
+    close_to("decode naive", b.naive[RP_OP_DECODE], 4.7 / 4.2);
+    cr_expect_eq(b.alone[RP_OP_ENCODE], 1);
+    cr_expect_eq(b.beside[RP_OP_ENCODE], 1);
+    close_to("encode ratio", b.ratio[RP_OP_ENCODE], 1.1);
+    close_to("encode naive", b.naive[RP_OP_ENCODE], 1.1);
+    cr_expect_eq(b.alone[RP_OP_PREFILL] + b.beside[RP_OP_PREFILL], 0, "N shares its CPU");
+    cr_expect_eq(b.ratio[RP_OP_PREFILL], 0);
     rp_oplog_free(&l);
 }
 

@@ -757,6 +757,18 @@ static int ops_out(const opts *o, const rp_oplog *log, char *err, size_t n)
     fprintf(stderr, "; exactly two ops ran %.1f %% of the time ops ran, %.1f %% of that on one CPU "
             "(%ld ops moved CPU)\n", s.busy_ms > 0 ? 100 * s.two_ms / s.busy_ms : 0.0,
             s.two_ms > 0 ? 100 * s.two_same_ms / s.two_ms : 0.0, s.moved);
+    rp_opbeside b;
+    if (rp_oplog_beside(log->op, len, (int64_t)(o->p.warmup_s * 1e9), &b)) {
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    fprintf(stderr, "vlrealpipe run: ops beside an op on another CPU, CPU over alone (same clip frame,"
+            " same batch):");
+    for (int k = 0; k < RP_OP_NKINDS; k++)
+        if (b.beside[k] > 0)
+            fprintf(stderr, " %s %.3f (%ld of %ld beside, %ld alone; keys mixed %.3f)", rp_op_name(k),
+                    b.ratio[k], b.paired[k], b.beside[k], b.alone[k], b.naive[k]);
+    fprintf(stderr, "\n");
     if (atomic_load(&log->n) > log->cap)
         fprintf(stderr, "vlrealpipe run: the op log kept the first %d ops of %d\n", log->cap,
                 atomic_load(&log->n));

@@ -157,10 +157,15 @@ static void to_pixels(const AVFrame *f, float *pix)
     }
 }
 
+int rp_ops_clip_frame(const rp_ops *o, long seq)
+{
+    return (int)(seq % dect_clip_len(o->clip));
+}
+
 int rp_ops_decode(rp_ops *o, int s, long seq, float *pix)
 {
     rp_stream_dec *d = &o->dec[s];
-    const AVPacket *pkt = dect_clip_packet(o->clip, (int)(seq % dect_clip_len(o->clip)));
+    const AVPacket *pkt = dect_clip_packet(o->clip, rp_ops_clip_frame(o, seq));
     int got = 0;
     if (avcodec_send_packet(d->ctx, pkt) >= 0)
         got = avcodec_receive_frame(d->ctx, d->frame) >= 0;

@@ -50,6 +50,8 @@ void rp_ops_free(rp_ops *o);
  * when pix is not NULL, sample its luma onto pix (RP_PIX_FLOATS). 1 when a
  * picture came out, 0 when not (a dropped reference: the decoder conceals). */
 int rp_ops_decode(rp_ops *o, int s, long seq, float *pix);
+/* The clip frame a stream's frame seq decodes (seq mod the clip's length). */
+int rp_ops_clip_frame(const rp_ops *o, long seq);
 /* The executor's batches of k (1..p->max_batch) frames: pix[j], tok[j], red[j]
  * point at frame j's pixels, tokens and reduced tokens (keep_tokens x 64). */
 void rp_ops_encode(rp_ops *o, int k, float *const *pix, float *const *tok);

@@ -230,8 +230,8 @@ static void *decode_main(void *arg)
         int64_t u0 = c->oplog ? thread_cpu_ns() : 0, w0 = c->oplog ? now_rel(c) : 0;
         rp_ops_decode(&c->ops, s, (long)c->rec->f_seq[i], slot_pix(c, i));
         if (c->oplog)
-            rp_oplog_add(c->oplog, RP_OP_DECODE, 1, cpu0, sched_getcpu(), w0, now_rel(c),
-                         thread_cpu_ns() - u0);
+            rp_oplog_add(c->oplog, RP_OP_DECODE, 1, rp_ops_clip_frame(&c->ops, (long)c->rec->f_seq[i]),
+                         cpu0, sched_getcpu(), w0, now_rel(c), thread_cpu_ns() - u0);
         pthread_mutex_unlock(&c->dec_mu[s]);
         int64_t t = now_rel(c);
         sp->end = t;
@@ -389,7 +389,7 @@ static void *executor_main(void *arg)
         int64_t e = now_rel(c);
         if (c->oplog)
             rp_oplog_add(c->oplog, s == X_DECODE ? RP_OP_LLM_DECODE : s == X_PREFILL ? RP_OP_PREFILL
-                         : s == X_REDUCE ? RP_OP_REDUCE : RP_OP_ENCODE, k, cpu0, sched_getcpu(), w0,
+                         : s == X_REDUCE ? RP_OP_REDUCE : RP_OP_ENCODE, k, -1, cpu0, sched_getcpu(), w0,
                          now_rel(c), thread_cpu_ns() - u0);
         pthread_mutex_lock(&c->xq_mu);
         if (s == X_DECODE) {

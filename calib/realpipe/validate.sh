@@ -28,8 +28,9 @@
 #     the real runs' stream phases (their workload: 8 streams' phases alone move
 #     a simulated p50 by +-12 %), each run's in turn;
 #     Every real run also logs its ops (vlrealpipe run --ops: each decode and
-#     executor op's CPU time and CPU), reported as their wall over CPU time and
-#     the share of two-op time spent on one CPU;
+#     executor op's CPU time and CPU), reported as their wall over CPU time,
+#     the share of two-op time spent on one CPU, and the same op's CPU time
+#     beside an op on the other CPU over alone (rp_oplog_beside);
 #     Each load point's mix calibration also gives the clip's content (each clip
 #     frame's decode factor: gop.content); the report shows the same loads with
 #     every frame alike (results-flat.csv);
@@ -354,6 +355,8 @@ for L in $LOADS; do
           echo "$L,$r,$cap_after,$ratio,$a,${cpu:-0},$wake_after,$wratio,$ok,$steal" >> "$WORK/probe.csv"
           # the kept run's ops: wall over CPU time, two ops on one CPU (rp_oplog.h)
           grep 'ops after the warm-up' "$D/run.log" | tail -1 | sed "s/^/$L $r /" >> "$WORK/ops.txt"
+          # and its ops' CPU beside an op on the other CPU over alone (rp_oplog_beside)
+          grep 'ops beside an op on another CPU' "$D/run.log" | tail -1 | sed "s/^/$L $r /" >> "$WORK/beside.txt"
           break
         fi
         echo "$L,$r,$a,$cap_after,$ratio,$wake_after,$wratio,$steal" >> "$WORK/rejected.csv"
@@ -1081,6 +1084,32 @@ elapsed=$(( $(date +%s) - t_start ))
          if (match(line, "exactly two ops ran [0-9.]+ %")) { split(substr(line, RSTART, RLENGTH), f, " "); two = f[5] }
          if (match(line, "[0-9.]+ % of that on one CPU")) { split(substr(line, RSTART, RLENGTH), f, " "); same = f[1] }
          print row " | " two " | " same " |" }' "$WORK/ops.txt"
+  echo
+  echo "## Beside an op on the other CPU: the same op's CPU time over alone (the real runs)"
+  echo
+  echo "Does an op run slower while another runs on the other CPU (shared caches, memory)? The"
+  echo "prediction says no beyond the cores' speed-up (cpu.speedup, corecal). Of each kept run's"
+  echo "ops after the warm-up (vlrealpipe run --ops; rp_oplog_beside): alone, no other op over"
+  echo "any of its span; beside, none on its own CPU and ops on the other covering 90 % of it."
+  echo "Like with like: a decode against the alone decodes of its clip frame, an encode or"
+  echo "prefill against those of its batch size. Each cell: the beside ops' CPU time over their"
+  echo "own kind's alone mean (the beside ops compared, of all beside); then the same with the"
+  echo "clip's frames and the batch sizes mixed, which a long decode's or a big batch's"
+  echo "greater chance of meeting another op inflates."
+  echo
+  echo "| load | run | decode | decode, frames mixed | encode | encode, batches mixed | prefill |"
+  echo "|---|---|---|---|---|---|---|"
+  awk '{ line = $0; row = "| " $1 " | " $2
+         n = split("decode encode prefill", k, " ")
+         for (i = 1; i <= n; i++) {
+           v = "-"; m = "-"
+           if (match(line, " " k[i] " [0-9.]+ \\([0-9]+ of [0-9]+ beside, [0-9]+ alone; keys mixed [0-9.]+\\)")) {
+             split(substr(line, RSTART, RLENGTH), f, /[ (;)]+/)
+             v = sprintf("%s (%s of %s)", f[3], f[4], f[6]); m = f[12]
+           }
+           row = row " | " v (i < 3 ? " | " m : "")
+         }
+         print row " |" }' "$WORK/beside.txt"
   echo
   echo "## Where a kept frame's time goes (run 1 against replication 0)"
   echo

@@ -750,6 +750,134 @@ Test(realpipe, stages_by_hand)
     rmdir(dir);
 }
 
+/* By GOP position (GOP 30), on hand-made spans (ms, 1000 added to every time
+ * so that compare's cut at 300 ms leaves them in):
+ *   seq 0, stream 0, the I-frame: released 0, decode [1, 8], sample ends 8.1,
+ *     encode [9, 11], reduce ends 11.1, prefill ends 11.5: decode_wait 1,
+ *     decode 7, sample 0.1, encode_wait 0.9, encode 2; frame 11.5
+ *   seq 30, stream 0, the next I-frame: released 300, decode [300, 307],
+ *     sample ends 307.2, encode [308, 310], reduce 310.1, prefill 310.5:
+ *     0, 7, 0.2, 0.8, 2; frame 10.5
+ *   seq 2: released 20, decode [20.5, 21.5], sample 21.6, encode [22, 23],
+ *     reduce 23.1, prefill 23.3: frame 3.3
+ *   seq 31, stream 1: released 310, decode [310, 311], sample 311, encode
+ *     [311.5, 312], reduce 312, prefill 312: frame 2.0
+ *   seq 32: its prefill timed out (not kept); seq 60: sampled out (not kept).
+ * Position 0: 2 frames, frame mean 11.0, decode_wait 0.5, decode 7, sample
+ * 0.15, encode_wait 0.85; p95 of {10.5, 11.5} = 10.5 + 0.95 x 1 = 11.45
+ * (linear between order statistics, (n - 1) q = 0.95). Position 2: seq 2 only
+ * (3.3). Position 3: none. Every position (gop 0): 4 frames, mean 6.825, p95 of
+ * {2.0, 3.3, 10.5, 11.5} at 2.85: 10.5 + 0.85 = 11.35. */
+static const char gop_spans[] =
+    "kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
+    "frame,0,0,0,decode,done,1000,1000,1001,1008\n"
+    "frame,0,0,0,sample,done,1000,1008,1008,1008.1\n"
+    "frame,0,0,0,encode,done,1000,1008.1,1009,1011\n"
+    "frame,0,0,0,reduce,done,1000,1011,1011,1011.1\n"
+    "frame,0,0,0,llm_prefill,done,1000,1011.1,1011.1,1011.5\n"
+    "frame,1,0,30,decode,done,1300,1300,1300,1307\n"
+    "frame,1,0,30,sample,done,1300,1307,1307.1,1307.2\n"
+    "frame,1,0,30,encode,done,1300,1307.2,1308,1310\n"
+    "frame,1,0,30,reduce,done,1300,1310,1310,1310.1\n"
+    "frame,1,0,30,llm_prefill,done,1300,1310.1,1310.1,1310.5\n"
+    "frame,2,0,2,decode,done,1020,1020,1020.5,1021.5\n"
+    "frame,2,0,2,sample,done,1020,1021.5,1021.5,1021.6\n"
+    "frame,2,0,2,encode,done,1020,1021.6,1022,1023\n"
+    "frame,2,0,2,reduce,done,1020,1023,1023,1023.1\n"
+    "frame,2,0,2,llm_prefill,done,1020,1023.1,1023.1,1023.3\n"
+    "frame,3,1,31,decode,done,1310,1310,1310,1311\n"
+    "frame,3,1,31,sample,done,1310,1311,1311,1311\n"
+    "frame,3,1,31,encode,done,1310,1311,1311.5,1312\n"
+    "frame,3,1,31,reduce,done,1310,1312,1312,1312\n"
+    "frame,3,1,31,llm_prefill,done,1310,1312,1312,1312\n"
+    "frame,4,0,32,decode,done,1320,1320,1320,1321\n"
+    "frame,4,0,32,sample,done,1320,1321,1321,1321\n"
+    "frame,4,0,32,encode,done,1320,1321,1322,1323\n"
+    "frame,4,0,32,reduce,done,1320,1323,1323,1323\n"
+    "frame,4,0,32,llm_prefill,drop_timeout,1320,1323,1323,1323\n"
+    "frame,5,1,60,decode,done,1600,1600,1600,1607\n"
+    "frame,5,1,60,sample,sampled_out,1600,1607,1607,1607\n";
+
+Test(realpipe, stages_by_gop_position_by_hand)
+{
+    char dir[64], path[128], err[512] = "";
+    kit_tmpdir(dir, sizeof dir, "gopst");
+    FILE *f = fixture_file(dir, "spans.csv", path, sizeof path);
+    fputs(gop_spans, f);
+    fclose(f);
+    rp_set s = {0};
+    cr_assert_eq(rp_set_read(&s, path, err, sizeof err), 0, "%s", err);
+    rp_stages o;
+    cr_assert_eq(rp_stages_at(&s, 0, 0, 2, 30, 0, &o), 0);
+    cr_expect_eq(o.frames, 2);
+    close_to("pos 0: frame", o.mean[RP_SEG_FRAME], 11.0);
+    close_to("pos 0: decode_wait", o.mean[RP_SEG_DECODE_WAIT], 0.5);
+    close_to("pos 0: decode", o.mean[RP_SEG_DECODE], 7.0);
+    close_to("pos 0: sample", o.mean[RP_SEG_SAMPLE], 0.15);
+    close_to("pos 0: encode_wait", o.mean[RP_SEG_ENCODE_WAIT], 0.85);
+    close_to("pos 0: encode", o.mean[RP_SEG_ENCODE], 2.0);
+    close_to("pos 0: frame p95", o.frame_p95, 11.45);
+    cr_expect_eq(o.batches, 5, "the batches stay the run's: %ld", o.batches);
+    cr_assert_eq(rp_stages_at(&s, 0, 0, 2, 30, 2, &o), 0);
+    cr_expect_eq(o.frames, 1, "seq 2 only (32 timed out): %ld", o.frames);
+    close_to("pos 2: frame", o.mean[RP_SEG_FRAME], 3.3);
+    close_to("pos 2: frame p95", o.frame_p95, 3.3);
+    cr_assert_eq(rp_stages_at(&s, 0, 0, 2, 30, 3, &o), 0);
+    cr_expect_eq(o.frames, 0);
+    cr_expect_eq(o.frame_p95, 0);
+    cr_assert_eq(rp_stages_at(&s, 0, 0, 2, 0, 0, &o), 0);
+    cr_expect_eq(o.frames, 4);
+    close_to("every position: frame", o.mean[RP_SEG_FRAME], 6.825);
+    close_to("every position: p95", o.frame_p95, 11.35);
+    rp_stages all;
+    cr_assert_eq(rp_stages_of(&s, 0, 0, 2, &all), 0);
+    cr_expect_eq(all.frames, o.frames);
+    close_to("rp_stages_of is every position", all.frame_p95, o.frame_p95);
+    /* from 1100 ms: the first GOP's frames are out */
+    cr_assert_eq(rp_stages_at(&s, 0, 1100, 2, 30, 0, &o), 0);
+    cr_expect_eq(o.frames, 1);
+    close_to("pos 0 after 1100: the second I-frame", o.mean[RP_SEG_FRAME], 10.5);
+    rp_set_free(&s);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* vlrealpipe compare --gop-stages: the real spans against themselves as the
+ * simulator's (diff 0), the rows above for positions 0 and 2, none for the
+ * positions without a kept frame, and the flag refused without --sim-spans. */
+Test(realpipe, compare_gop_stages_cli, .timeout = 60)
+{
+    char dir[64], path[128], out[160], rows[160];
+    kit_tmpdir(dir, sizeof dir, "gopcli");
+    FILE *f = fixture_file(dir, "spans.csv", path, sizeof path);
+    fputs(gop_spans, f);
+    fclose(f);
+    snprintf(out, sizeof out, "%s/gop.csv", dir);
+    snprintf(rows, sizeof rows, "%s/rows.csv", dir);
+    cr_assert_eq(kit_sh("./vlrealpipe compare --load 0.5 --sim " D "sim.csv --warmup 0 --out %s "
+                        "--sim-spans %s --gop-stages %s %s > /dev/null", rows, path, out, path), 0);
+    char *got = kit_slurp(out);
+    cr_assert(got);
+    cr_expect(!strncmp(got, "load,pos,segment,real_frames,sim_frames,real_ms,sim_ms,diff_ms\n", 63), "%s", got);
+    cr_expect(strstr(got, "\n0.50,0,frame,2,2,11.000000,11.000000,0.000000\n"), "%s", got);
+    cr_expect(strstr(got, "\n0.50,0,frame_p95,2,2,11.450000,11.450000,0.000000\n"), "%s", got);
+    cr_expect(strstr(got, "\n0.50,0,sample,2,2,0.150000,0.150000,0.000000\n"), "%s", got);
+    cr_expect(strstr(got, "\n0.50,2,frame,1,1,3.300000,3.300000,0.000000\n"), "%s", got);
+    cr_expect(!strstr(got, "\n0.50,3,"), "no row for a position without kept frames");
+    int lines = 0;
+    for (const char *c = got; *c; c++)
+        lines += *c == '\n';
+    cr_expect_eq(lines, 1 + 3 * (RP_NSEGS + 1), "positions 0, 1, 2 with %d rows each", RP_NSEGS + 1);
+    free(got);
+    unlink(out);
+    cr_expect_neq(kit_sh("./vlrealpipe compare --load 0.5 --sim " D "sim.csv --warmup 0 --out %s --force "
+                         "--gop-stages %s %s 2> /dev/null", rows, out, path), 0);
+    cr_expect(!kit_exists(out), "nothing written when refused");
+    unlink(rows);
+    unlink(path);
+    rmdir(dir);
+}
+
 /* A worker going on: run 1's decodes A [0, 1] (enqueued 0), B [1.2, 2] (0.5),
  * C [2, 3] (1.5), E [3.4, 4] (2.5), D [5.1, 6] (5). At A's end B waits: 0.2
  * to the next start; at B's end C waits: 0; at C's end E waits: 0.4; at E's

@@ -18,7 +18,8 @@
  *   vlrealpipe turncal   [--seconds S] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--overlap F.csv]
- *                        [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...
+ *                        [--sim-spans T.csv --stages F.csv --batches F.csv [--gop-stages F.csv]]
+ *                        [--force] SPANS.csv...
  *
  * PARAMS: --streams N --fps X --duration S --warmup S --seed N
  *         --decode-workers N --keep-every N --max-batch N --batch-timeout-ms X
@@ -83,7 +84,8 @@ static void usage(FILE *f)
         "       vlrealpipe schedtrace TRACE.txt [--who NAME] [--from S] [--to S]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
-        "                           [--sim-spans T.csv --stages F.csv --batches F.csv] [--force] SPANS.csv...\n"
+        "                           [--sim-spans T.csv --stages F.csv --batches F.csv [--gop-stages F.csv]]\n"
+        "                           [--force] SPANS.csv...\n"
         "run: the real threaded pipeline (H.264 decode, sampler, tiny encoder, ToMe, prefill,\n"
         "queries -> decode -> response); one span per frame and stage to SPANS.csv;\n"
         "--ops: every decode and executor op with its thread's CPU time and the CPU it ran on\n"
@@ -166,7 +168,8 @@ static void usage(FILE *f)
         "--stages/--batches: a kept frame's mean time per segment and the encoder's batch sizes,\n"
         "the first span file (run 1) against T (vlsim run --trace: replication 0, which replays\n"
         "run 1's phases): rows load,segment,real_ms,sim_ms,diff_ms and load,batch,real_pct,sim_pct\n"
-        "(rp_stages.h).\n"
+        "(rp_stages.h); --gop-stages: the segments and the frame p95 by GOP position (seq %% 30,\n"
+        "0 the I-frame): rows load,pos,segment,real_frames,sim_frames,real_ms,sim_ms,diff_ms.\n"
         "PARAMS: --streams N (8) --fps X (30) --duration S (12) --warmup S (2) --seed N (1)\n"
         "        --decode-workers N (2) --keep-every N (2) --max-batch N (8)\n"
         "        --batch-timeout-ms X (2) --queries-per-min X (6) --cores N (2)\n"
@@ -342,7 +345,7 @@ struct opts {
     rp_params p;
     const char *ops;               /* run --ops: the op log */
     const char *out, *calib, *dcalib, *sim, *spread, *cdf, *dout, *overlap;
-    const char *sim_spans, *stages, *batches;   /* compare: the segment diagnostic */
+    const char *sim_spans, *stages, *batches, *gop_stages;   /* compare: the segment diagnostic */
     const char *who;               /* schedtrace: the threads' name (vl-decode) */
     double from_s, to_s;           /* schedtrace: the wake-ups from, to s into the trace (0: end) */
     double load, sim_s;
@@ -716,6 +719,8 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             o->stages = v;
         } else if (!strcmp(a, "--batches")) {
             o->batches = v;
+        } else if (!strcmp(a, "--gop-stages")) {
+            o->gop_stages = v;
         } else if (!strcmp(a, "--phases-from")) {
             o->phases[o->nphases++] = v;
         } else {
@@ -1568,6 +1573,35 @@ static void put_row(FILE *f, double load, const char *stage, const char *metric,
     fprintf(f, "%.2f,%s,%s,%.6f,%.6f,%.6f\n", load, stage, metric, real, sim, e);
 }
 
+/* --gop-stages: the segments of run 1 of s against t's replication 0 at each
+ * position of the GOP that kept frames reach (both runs), then the frame p95. */
+static int write_gop_stages(const opts *o, const rp_set *s, const rp_set *t, double from_ms,
+                            char *err, size_t n)
+{
+    out_file f;
+    if (out_open(&f, o->gop_stages, err, n))
+        return -1;
+    fprintf(f.f, "load,pos,segment,real_frames,sim_frames,real_ms,sim_ms,diff_ms\n");
+    for (int pos = 0; pos < o->p.gop; pos++) {
+        rp_stages re, si;
+        int wk = o->p.decode_workers;
+        if (rp_stages_at(s, 0, from_ms, wk, o->p.gop, pos, &re)
+            || rp_stages_at(t, 0, from_ms, wk, o->p.gop, pos, &si)) {
+            out_abort(&f);
+            snprintf(err, n, "out of memory");
+            return -1;
+        }
+        if (!re.frames || !si.frames)
+            continue;
+        for (int k = 0; k <= RP_NSEGS; k++) {
+            double a = k < RP_NSEGS ? re.mean[k] : re.frame_p95, b = k < RP_NSEGS ? si.mean[k] : si.frame_p95;
+            fprintf(f.f, "%.2f,%d,%s,%ld,%ld,%.6f,%.6f,%.6f\n", o->load, pos,
+                    k < RP_NSEGS ? rp_seg_name(k) : "frame_p95", re.frames, si.frames, a, b, b - a);
+        }
+    }
+    return out_commit(&f, err, n);
+}
+
 /* --stages and --batches: run 1 of s (the first span file) against t, the
  * simulator's trace of replication 0 (which replays run 1's phases). */
 static int write_stages(const opts *o, const rp_set *s, const rp_set *t, double from_ms, char *err,
@@ -1609,7 +1643,7 @@ static int write_stages(const opts *o, const rp_set *s, const rp_set *t, double 
         if (out_commit(&f, err, n))
             return -1;
     }
-    return 0;
+    return o->gop_stages ? write_gop_stages(o, s, t, from_ms, err, n) : 0;
 }
 
 static int cmd_schedtrace(opts *o, char *err, size_t n)
@@ -1637,10 +1671,11 @@ static int cmd_compare(opts *o, char *err, size_t n)
     }
     if (check_out(o->out, o->force, err, n) || check_out(o->spread, o->force, err, n)
         || check_out(o->cdf, o->force, err, n) || check_out(o->overlap, o->force, err, n)
-        || check_out(o->stages, o->force, err, n) || check_out(o->batches, o->force, err, n))
+        || check_out(o->stages, o->force, err, n) || check_out(o->batches, o->force, err, n)
+        || check_out(o->gop_stages, o->force, err, n))
         return -1;
-    if ((o->stages || o->batches) != (o->sim_spans != NULL)) {
-        snprintf(err, n, "--stages and --batches go with --sim-spans T.csv (vlsim run --trace)");
+    if ((o->stages || o->batches || o->gop_stages) != (o->sim_spans != NULL)) {
+        snprintf(err, n, "--stages, --batches and --gop-stages go with --sim-spans T.csv (vlsim run --trace)");
         return -1;
     }
     rp_set s = {0}, t = {0};

@@ -147,6 +147,18 @@ static double tv_s(struct timeval t) { return (double)t.tv_sec + 1e-6 * (double)
 
 static int64_t now_rel(const ctx_t *c) { return mono_ns() - c->t0; }
 
+/* Log an op that ran from w0 to w1 (read the instant it ended) on CPU cpu0
+ * at the start, its thread's CPU time then u0. The end's CPU and CPU time
+ * are read after w1: clock_gettime(CLOCK_THREAD_CPUTIME_ID) is a system
+ * call, where a pending reschedule takes the thread off its CPU, and an end
+ * read after it counted that wait (up to milliseconds beside the I-frames'
+ * decodes) as the op's time. */
+static void log_op(ctx_t *c, int kind, int batch, int frame, int cpu0, int64_t w0, int64_t w1, int64_t u0)
+{
+    int cpu1 = sched_getcpu();
+    rp_oplog_add(c->oplog, kind, batch, frame, cpu0, cpu1, w0, w1, thread_cpu_ns() - u0);
+}
+
 /* Frame i ends at stage s with outcome o (drop or sampled out). */
 static void frame_ends(ctx_t *c, int i, int s, int o, int64_t t)
 {
@@ -230,8 +242,8 @@ static void *decode_main(void *arg)
         int64_t u0 = c->oplog ? thread_cpu_ns() : 0, w0 = c->oplog ? now_rel(c) : 0;
         rp_ops_decode(&c->ops, s, (long)c->rec->f_seq[i], slot_pix(c, i));
         if (c->oplog)
-            rp_oplog_add(c->oplog, RP_OP_DECODE, 1, rp_ops_clip_frame(&c->ops, (long)c->rec->f_seq[i]),
-                         cpu0, sched_getcpu(), w0, now_rel(c), thread_cpu_ns() - u0);
+            log_op(c, RP_OP_DECODE, 1, rp_ops_clip_frame(&c->ops, (long)c->rec->f_seq[i]), cpu0, w0,
+                   now_rel(c), u0);
         pthread_mutex_unlock(&c->dec_mu[s]);
         int64_t t = now_rel(c);
         sp->end = t;
@@ -388,9 +400,8 @@ static void *executor_main(void *arg)
         }
         int64_t e = now_rel(c);
         if (c->oplog)
-            rp_oplog_add(c->oplog, s == X_DECODE ? RP_OP_LLM_DECODE : s == X_PREFILL ? RP_OP_PREFILL
-                         : s == X_REDUCE ? RP_OP_REDUCE : RP_OP_ENCODE, k, -1, cpu0, sched_getcpu(), w0,
-                         now_rel(c), thread_cpu_ns() - u0);
+            log_op(c, s == X_DECODE ? RP_OP_LLM_DECODE : s == X_PREFILL ? RP_OP_PREFILL
+                   : s == X_REDUCE ? RP_OP_REDUCE : RP_OP_ENCODE, k, -1, cpu0, w0, e, u0);
         pthread_mutex_lock(&c->xq_mu);
         if (s == X_DECODE) {
             for (int j = k; j > 0; j--) {

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "calib/realpipe/rp_edges.h"
+#include "calib/realpipe/rp_stats.h"
 
 /* The rows of one (run, frame), by stage: NULL where the frame has none. */
 typedef struct {
@@ -69,14 +70,17 @@ static void free_time_of(const rp_set *s, int run, rp_edge *ed, free_time *f)
     f->n = n;
 }
 
-/* Add frame f's segments to sum, when it is kept; its decode wait with a
- * worker free (F: its run's) to *free_sum. */
-static void add_frame(const frame_rows *f, double from_ms, const free_time *F, double *sum,
-                      double *free_sum, long *kept)
+/* Add frame f's segments to sum, when it is kept (and at GOP position pos,
+ * gop > 0); its decode wait with a worker free (F: its run's) to *free_sum,
+ * its latency to lat[*kept]. */
+static void add_frame(const frame_rows *f, double from_ms, int gop, int pos, const free_time *F,
+                      double *sum, double *free_sum, double *lat, long *kept)
 {
     const rp_row *d = f->st[RP_DECODE], *s = f->st[RP_SAMPLE], *e = f->st[RP_ENCODE],
                  *r = f->st[RP_REDUCE], *p = f->st[RP_PREFILL];
     if (!d || !s || !e || !r || !p || p->outcome != RP_DONE || d->arrive < from_ms)
+        return;
+    if (gop > 0 && (long long)(d->seq % (uint64_t)gop) != pos)
         return;
     double seg[RP_NSEGS] = {
         d->enq - d->arrive,   d->start - d->enq, d->end - d->start, s->end - d->end, e->start - s->end,
@@ -85,6 +89,7 @@ static void add_frame(const frame_rows *f, double from_ms, const free_time *F, d
     for (int k = 0; k < RP_NSEGS; k++)
         sum[k] += seg[k];
     *free_sum += free_at(F, d->start) - free_at(F, d->enq);
+    lat[*kept] = seg[RP_SEG_FRAME];
     (*kept)++;
 }
 
@@ -140,14 +145,21 @@ static int going_on_gaps(const rp_row *const *d, size_t n, double from_ms, doubl
 
 int rp_stages_of(const rp_set *s, int run, double from_ms, int workers, rp_stages *o)
 {
+    return rp_stages_at(s, run, from_ms, workers, 0, 0, o);
+}
+
+int rp_stages_at(const rp_set *s, int run, double from_ms, int workers, int gop, int pos,
+                 rp_stages *o)
+{
     memset(o, 0, sizeof *o);
     size_t ne2 = 2 * s->n + 1;
     const rp_row **fr = malloc((s->n + 1) * sizeof *fr), **en = malloc((s->n + 1) * sizeof *en);
+    double *lat = malloc((s->n + 1) * sizeof *lat);
     rp_edge *ed = malloc(ne2 * sizeof *ed);
     free_time F = {malloc(ne2 * sizeof(double)), malloc(ne2 * sizeof(double)),
                    malloc(ne2 * sizeof(int)), 0, workers};
     int rc = -1;
-    if (!fr || !en || !ed || !F.te || !F.cum || !F.cnt)
+    if (!fr || !en || !lat || !ed || !F.te || !F.cum || !F.cnt)
         goto out;
     size_t nf = 0, ne = 0;
     for (size_t k = 0; k < s->n; k++) {
@@ -171,13 +183,15 @@ int rp_stages_of(const rp_set *s, int run, double from_ms, int workers, rp_stage
             F_run = fr[k]->run;
             free_time_of(s, F_run, ed, &F);
         }
-        add_frame(&f, from_ms, &F, sum, &free_sum, &o->frames);
+        add_frame(&f, from_ms, gop, pos, &F, sum, &free_sum, lat, &o->frames);
         k = j;
     }
     if (o->frames) {
         for (int k = 0; k < RP_NSEGS; k++)
             o->mean[k] = sum[k] / (double)o->frames;
         o->decode_wait_free = free_sum / (double)o->frames;
+        gsl_sort(lat, 1, (size_t)o->frames);
+        o->frame_p95 = rp_quantile(lat, (size_t)o->frames, 0.95);
     }
     double gap_sum = 0;                /* fr is by run: each run's decodes in turn */
     for (size_t k = 0, nd = 0; k < nf; k++) {
@@ -208,6 +222,7 @@ int rp_stages_of(const rp_set *s, int run, double from_ms, int workers, rp_stage
 out:
     free(fr);
     free(en);
+    free(lat);
     free(ed);
     free(F.te);
     free(F.cum);

@@ -27,6 +27,13 @@
  * sharing an encode start; batches begun at from_ms or later are counted by
  * size (1 .. RP_BATCH_MAX - 1, then RP_BATCH_MAX or more).
  *
+ * By GOP position (rp_stages_at): the same segments over the kept frames
+ * at one position of the group of pictures (seq % gop == pos; position 0
+ * is the I-frame), and their frame p95: where the tail comes from. With
+ * the streams' I-frames released within one frame period of each other
+ * (the real pipeline's phases are), the I-frame and the frames behind it
+ * queue behind every stream's I-frame decode, and carry the tail.
+ *
  * Two runs replaying the same stream phases (the real run 1 and the
  * simulator's replication 0) can be compared segment by segment; two with
  * different phases cannot, since the phases set which frames batch together.
@@ -43,6 +50,7 @@ enum { RP_SEG_RELEASE, RP_SEG_DECODE_WAIT, RP_SEG_DECODE, RP_SEG_SAMPLE, RP_SEG_
 typedef struct {
     long frames;                       /* kept frames */
     double mean[RP_NSEGS];             /* ms; 0 when frames is 0 */
+    double frame_p95;                  /* ms: the kept frames' latency (the frame segment), p95 */
     double decode_wait_free;           /* ms, mean: of decode_wait, with a worker free */
     double decode_gap;                 /* ms, mean: a decode's end to the next start while a
                                           frame waited (a worker going on); 0 when none */
@@ -54,6 +62,10 @@ typedef struct {
 /* The segments and batches of run `run` of s (-1: every run), with `workers`
  * decode workers. 0, or -1 out of memory. */
 int rp_stages_of(const rp_set *s, int run, double from_ms, int workers, rp_stages *o);
+/* The same over the kept frames with seq % gop == pos (gop 0: every one,
+ * as rp_stages_of); the batches and decode_gap stay the whole run's. */
+int rp_stages_at(const rp_set *s, int run, double from_ms, int workers, int gop, int pos,
+                 rp_stages *o);
 const char *rp_seg_name(int seg);      /* "decode_wait", ..., "frame" */
 
 #endif

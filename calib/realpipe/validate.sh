@@ -45,10 +45,13 @@
 #     results-fast.csv): how far the calibration's few per cent move it;
 #  4. validation/results.csv, validation/spread.csv, validation/overlap.csv and
 #     overlap-sim.csv (the real and the simulated ops by the other ops beside them:
-#     a diagnostic), validation/REPORT.md,
+#     a diagnostic), stages.csv, batches.csv and gop-stages.csv (run 1 against
+#     replication 0: a kept frame's segments, the encoder's batches, the segments
+#     by the frame's place in the GOP), validation/REPORT.md,
 #     validation/cdf.png (gnuplot), and the calibration used (validation/calib/).
 # Knobs (environment): RUNS (3), DURATION (15 s of frames per run), WARMUP (2 s),
 # SIM_S (120 s) x SIM_REPS (2 x RUNS: each run's phases twice) replications,
+# GOP_ROWS (9: the report's table by GOP place shows places 0 .. GOP_ROWS - 1),
 # RECAL (1: calibrate again just before each load point's runs, and take its
 # capacity from that; 0: the first calibration throughout), PROBE_TOL (0.08),
 # PROBE_ROUNDS (10) and TRIES (3): after each run a short mix calibration (mixcal
@@ -137,6 +140,7 @@ COLD_S=${COLD_S:-30}
 DUTY_S=${DUTY_S:-2}
 HISTORY=${HISTORY:-8}
 BAND=${BAND:-0.05}                  # the prediction again at 1 -+ BAND x the machine's speed (0: not)
+GOP_ROWS=${GOP_ROWS:-9}
 LOADS=${LOADS:-"0.30 0.50 0.70 0.85"}
 NOTE=${NOTE:-}
 OUT=validation
@@ -505,7 +509,8 @@ for L in $LOADS; do
   awk '/^# index/ {on = /frame end to end/; next} on && NF == 2' "$D/plot/cdf.dat" > "$D/sim-cdf.dat"
   ./vlrealpipe compare --load "$L" --sim "$D/sim.csv" --warmup "$WARMUP" --out "$D/rows.csv" \
     --spread "$D/spread-used.csv" --cdf "$D/real-cdf.dat" --overlap "$D/overlap.csv" \
-    --sim-spans "$D/sim-spans.csv" --stages "$D/stages.csv" --batches "$D/batches.csv" "${used[@]}" \
+    --sim-spans "$D/sim-spans.csv" --stages "$D/stages.csv" --batches "$D/batches.csv" \
+    --gop-stages "$D/gop-stages.csv" "${used[@]}" \
     | tee -a "$WORK/summary.txt" >&2
   # each compared run alone against the same prediction with every replication
   # replaying that run's phases: the model's error run by run (a bias shows in
@@ -584,6 +589,7 @@ join_loads rows-all.csv > "$WORK/results-allruns.csv"
 join_loads overlap.csv > "$WORK/overlap.csv"
 join_loads sim-overlap.csv > "$WORK/overlap-sim.csv"
 join_loads stages.csv > "$WORK/stages.csv"
+join_loads gop-stages.csv > "$WORK/gop-stages.csv"
 join_loads batches.csv > "$WORK/batches.csv"
 
 # Keep this experiment where the next ones can be set against it again: the
@@ -1175,6 +1181,25 @@ elapsed=$(( $(date +%s) - t_start ))
   echo "|---|---|---|---|---|---|---|---|---|---|---|---|"
   real_sim_rows "$WORK/stages.csv" %.3f
   echo
+  echo "The same by the frame's place in its group of pictures (GOP 30; kept frames every"
+  echo "2 in the streams' order, so the even places): the streams' I-frames are released"
+  echo "within one frame interval of each other, so the I-frame (place 0) and the frames"
+  echo "behind it wait for every stream's I-frame decode, and they carry the tail. Real run 1 /"
+  echo "replication 0, the first ${GOP_ROWS} places (every place: validation/gop-stages.csv,"
+  echo "vlrealpipe compare --gop-stages); executor: encode_wait, encode, reduce and prefill:"
+  echo
+  echo "| load | place | frame (mean) | frame p95 | decode_wait | decode | sample | executor |"
+  echo "|---|---|---|---|---|---|---|---|"
+  awk -F, -v rows="$GOP_ROWS" 'NR > 1 && $2 < rows {
+         k = $1 SUBSEP $2; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+         r[k, $3] = $6; m[k, $3] = $7 }
+       function c(k, s) { return sprintf(" %.2f / %.2f |", r[k, s], m[k, s]) }
+       END { for (i = 1; i <= n; i++) { k = order[i]; split(k, a, SUBSEP)
+               ex_r = r[k, "encode_wait"] + r[k, "encode"] + r[k, "reduce"] + r[k, "prefill"]
+               ex_m = m[k, "encode_wait"] + m[k, "encode"] + m[k, "reduce"] + m[k, "prefill"]
+               printf "| %s | %s |%s%s%s%s%s %.2f / %.2f |\n", a[1], a[2], c(k, "frame"), c(k, "frame_p95"),
+                 c(k, "decode_wait"), c(k, "decode"), c(k, "sample"), ex_r, ex_m } }' "$WORK/gop-stages.csv"
+  echo
   echo "The encoder's batches by size, % of batches, real run 1 / replication 0"
   echo "(vlrealpipe compare --batches; validation/batches.csv):"
   echo
@@ -1228,6 +1253,7 @@ mv "$WORK/spread.csv" "$OUT/spread.csv"
 mv "$WORK/overlap.csv" "$OUT/overlap.csv"
 mv "$WORK/overlap-sim.csv" "$OUT/overlap-sim.csv"
 mv "$WORK/stages.csv" "$OUT/stages.csv"
+mv "$WORK/gop-stages.csv" "$OUT/gop-stages.csv"
 cp "$WORK/corecal-tries.csv" "$OUT/corecal-tries.csv"
 mv "$WORK/results-probed.csv" "$OUT/results-probed.csv"
 rm -f "$OUT/results-slow.csv" "$OUT/results-fast.csv"

@@ -122,6 +122,62 @@ Test(history, rows_are_resims_and_the_table_their_mean, .timeout = 180)
     kit_rm_rf(dir);
 }
 
+/* -g PLACE: each validation's load points at that place of the GOP, real run
+ * 1 / replication 0, from resim.sh -g's place rows (the executor the sum of
+ * the batch wait, encode, reduce and prefill), worked out here from them;
+ * a place that is not a number is refused. */
+Test(history, place_table_from_resim_g, .timeout = 180)
+{
+    char dir[256], hist[300], path[600];
+    kit_tmpdir(dir, sizeof dir, "history");
+    snprintf(hist, sizeof hist, "%s/hist", dir);
+    kept(hist, "2026-01-01T000000Z", 20, 1);
+    cr_assert_eq(kit_sh("WARMUP=0.5 calib/realpipe/history.sh -g 0 -H %s > %s/table 2> %s/err", hist, dir, dir), 0);
+    cr_assert_eq(kit_sh("WARMUP=0.5 calib/realpipe/resim.sh -g -d %s/2026-01-01T000000Z %s/by-hand > /dev/null 2>&1",
+                        hist, dir), 0);
+    snprintf(path, sizeof path, "%s/by-hand/0.30-gop.csv", dir);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f);
+    char line[512], seg[64];
+    double r[16] = {0}, m[16] = {0};
+    long frames = -1;
+    const char *names[] = {"frame", "frame_p95", "decode_wait", "decode", "sample",
+                           "encode_wait", "encode", "reduce", "prefill"};
+    while (fgets(line, sizeof line, f)) {
+        double load, rv, mv, d;
+        int pos;
+        long rf, sf;
+        if (sscanf(line, "%lf,%d,%63[^,],%ld,%ld,%lf,%lf,%lf", &load, &pos, seg, &rf, &sf, &rv, &mv, &d) != 8
+            || pos != 0)
+            continue;
+        for (int k = 0; k < 9; k++)
+            if (!strcmp(seg, names[k])) {
+                r[k] = rv;
+                m[k] = mv;
+                frames = rf;
+            }
+    }
+    fclose(f);
+    cr_assert_gt(frames, 0, "the I-frame's place has kept frames");
+    char want[512];
+    snprintf(want, sizeof want,
+             "| 2026-01-01T000000Z | 0.30 | %ld | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f | %.2f / %.2f |"
+             " %.2f / %.2f | %.2f / %.2f |", frames, r[0], m[0], r[1], m[1], r[2], m[2], r[3], m[3], r[4], m[4],
+             r[5] + r[6] + r[7] + r[8], m[5] + m[6] + m[7] + m[8]);
+    snprintf(path, sizeof path, "%s/table", dir);
+    char *table = kit_slurp(path);
+    cr_assert_not_null(table);
+    cr_expect_not_null(strstr(table, want), "want %s in:\n%s", want, table);
+    cr_expect_not_null(strstr(table, "At place 0 of the GOP"), "%s", table);
+    free(table);
+    cr_expect_eq(kit_sh("calib/realpipe/history.sh -g I -H %s > /dev/null 2> %s/err", hist, dir), 2);
+    snprintf(path, sizeof path, "%s/err", dir);
+    char *err = kit_slurp(path);
+    cr_expect_not_null(strstr(err, "-g I: a place in the GOP expected"), "%s", err);
+    free(err);
+    kit_rm_rf(dir);
+}
+
 Test(history, bad_use_is_refused_and_nothing_overwritten, .timeout = 60)
 {
     char dir[256], path[512];

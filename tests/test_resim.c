@@ -155,6 +155,49 @@ Test(resim, each_run_alone_as_by_hand, .timeout = 120)
     kit_rm_rf(dir);
 }
 
+/* -g: the real run 1 against replication 0 by the frame's place in the GOP,
+ * as validate.sh writes gop-stages.csv: resim.sh's OUT/L-gop.csv is what
+ * vlsim run --trace and vlrealpipe compare --gop-stages give by hand on the
+ * compared runs, the trace is not left behind, and the I-frame's place is in it. */
+Test(resim, gop_places_as_by_hand, .timeout = 120)
+{
+    char dir[256], a[300], b[300];
+    kit_tmpdir(dir, sizeof dir, "resim");
+    snprintf(a, sizeof a, "%s/real-a.csv", dir);
+    snprintf(b, sizeof b, "%s/real-b.csv", dir);
+    cr_assert_eq(kit_sh("./vlrealpipe run --fps 20 --duration 2 --warmup 0.5 --seed 1 --out %s 2> /dev/null", a), 0);
+    cr_assert_eq(kit_sh("./vlrealpipe run --fps 20 --duration 2 --warmup 0.5 --seed 2 --out %s 2> /dev/null", b), 0);
+    const char *both[2] = {a, b};
+    load_point(dir, "0.30", both, 2);
+    char probe[300];
+    snprintf(probe, sizeof probe, "%s/probe.csv", dir);
+    kit_write_file(probe, "0.30,1,150,1.0,1,1.6,0.07,1.0,1,0.00\n"
+                          "0.30,2,150,1.0,1,1.6,0.07,1.0,1,0.00\n");
+    cr_assert_eq(kit_sh("WARMUP=0.5 calib/realpipe/resim.sh -g -d %s %s/out > /dev/null 2> %s/err", dir, dir, dir),
+                 0);
+    char sim[512], trace[512], rows[512], gop[512], path[512];
+    snprintf(sim, sizeof sim, "%s/hand-sim.csv", dir);
+    snprintf(trace, sizeof trace, "%s/hand-trace.csv", dir);
+    snprintf(rows, sizeof rows, "%s/hand-rows.csv", dir);
+    snprintf(gop, sizeof gop, "%s/hand-gop.csv", dir);
+    cr_assert_eq(kit_sh("./vlsim run %s/runs/0.30/scenario.yaml --csv %s --trace %s -q 2> /dev/null", dir, sim,
+                        trace), 0);
+    cr_assert_eq(kit_sh("./vlrealpipe compare --load 0.30 --sim %s --warmup 0.5 --out %s --sim-spans %s "
+                        "--gop-stages %s %s/runs/0.30/spans-1.csv %s/runs/0.30/spans-2.csv > /dev/null",
+                        sim, rows, trace, gop, dir, dir), 0);
+    char *want = kit_slurp(gop);
+    snprintf(path, sizeof path, "%s/out/0.30-gop.csv", dir);
+    char *got = kit_slurp(path);
+    cr_assert_not_null(got, "%s not written", path);
+    cr_expect_str_eq(got, want, "resim.sh -g's places differ from vlsim --trace + compare by hand");
+    cr_expect_not_null(strstr(got, "\n0.30,0,frame,"), "the I-frame's place is there:\n%s", got);
+    free(got);
+    free(want);
+    snprintf(path, sizeof path, "%s/out/0.30-trace.csv", dir);
+    cr_expect(!kit_exists(path), "the trace is not kept");
+    kit_rm_rf(dir);
+}
+
 Test(resim, an_edit_reaches_the_scenario_and_nothing_is_overwritten, .timeout = 120)
 {
     char dir[256], a[300];

@@ -21,10 +21,15 @@
 # written then: a model key that `vlrealpipe scenario` learned to
 # write since is not in an older one (add it with -e).
 #
+# With -g PLACE, then each validation's load points at that place of the GOP
+# (0: the I-frame): the kept frames' mean time there, real run 1 / replication
+# 0, and its segments (resim.sh -g; vlrealpipe compare --gop-stages): where a
+# bias the frame table shows sits in the frames behind the I-frames.
+#
 # It writes nothing but the CSV (made beside it and moved into place; an
 # existing file is refused unless -f), and leaves the kept folders untouched.
 #
-# usage: calib/realpipe/history.sh [-H DIR] [-n N] [-s] [-e SED_EXPR]... [-o CSV [-f]]
+# usage: calib/realpipe/history.sh [-H DIR] [-n N] [-s] [-g PLACE] [-e SED_EXPR]... [-o CSV [-f]]
 #   e.g. calib/realpipe/history.sh -n 6 -e 's/wake_held: \[[^]]*\]/wake_held: [0, 0, 0]/'
 set -euo pipefail
 
@@ -36,8 +41,9 @@ N=0
 CSV=
 FORCE=0
 STAGES=0
+PLACE=
 SEDS=()
-while getopts "H:n:e:o:fsh" o; do
+while getopts "H:n:e:o:fsg:h" o; do
   case "$o" in
     H) HIST=$OPTARG ;;
     n) N=$OPTARG ;;
@@ -45,12 +51,16 @@ while getopts "H:n:e:o:fsh" o; do
     o) CSV=$OPTARG ;;
     f) FORCE=1 ;;
     s) STAGES=1 ;;
+    g) PLACE=$OPTARG ;;
     h) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# = 0 ] || die "unexpected argument '$1' (usage: history.sh [-H DIR] [-n N] [-s] [-e SED_EXPR]... [-o CSV [-f]])"
+[ $# = 0 ] || die "unexpected argument '$1' (usage: history.sh [-H DIR] [-n N] [-s] [-g PLACE] [-e SED_EXPR]... [-o CSV [-f]])"
+case "$PLACE" in *[!0-9]*) die "-g $PLACE: a place in the GOP expected (0: the I-frame)" ;; esac
+GOPOPT=()
+[ -z "$PLACE" ] || GOPOPT=(-g)
 case "$N" in ''|*[!0-9]*) die "-n $N: a count of validations expected (0: all)" ;; esac
 [ -d "$HIST" ] || die "$HIST: not found (make validate keeps each experiment there)"
 if [ -n "$CSV" ] && [ -e "$CSV" ] && [ "$FORCE" = 0 ]; then
@@ -77,11 +87,16 @@ for v in "${VALS[@]}"; do
   k=$((k + 1))
   name=$(basename "$v")
   echo "history.sh: $k of ${#VALS[@]}: $name" >&2
-  "$HERE/resim.sh" -d "$v" "${SEDS[@]}" "$TMP/$k" > "$TMP/$k.log" 2>&1 \
+  "$HERE/resim.sh" -d "$v" "${GOPOPT[@]}" "${SEDS[@]}" "$TMP/$k" > "$TMP/$k.log" 2>&1 \
     || { cat "$TMP/$k.log" >&2; die "$v: resim.sh failed"; }
   for f in "$TMP/$k"/*-rows.csv; do
     awk -F, -v v="$name" 'NR > 1 { print v "," $0 }' OFS=, "$f" >> "$TMP/rows.csv"
   done
+  if [ -n "$PLACE" ]; then
+    for f in "$TMP/$k"/*-gop.csv; do
+      awk -F, -v v="$name" -v p="$PLACE" 'NR > 1 && $2 == p { print v "," $0 }' OFS=, "$f" >> "$TMP/gop.csv"
+    done
+  fi
 done
 
 # the frame table: a column per validation (in order), then mean, SD, within
@@ -145,6 +160,24 @@ if [ "$STAGES" = 1 ]; then
         printf "| %s | %s |%s%s%s\n", a[1], a[2], stat(keys[i] ",p50"), stat(keys[i] ",p95"), stat(keys[i] ",p99")
       }
     }' "$TMP/rows.csv"
+fi
+
+# -g PLACE: the frames at that place, real / simulated, ms
+if [ -n "$PLACE" ]; then
+  echo
+  echo "At place $PLACE of the GOP (real run 1 / replication 0, ms; executor: encode_wait, encode, reduce, prefill):"
+  echo
+  echo "| validation | load | frames (real) | frame (mean) | frame p95 | decode_wait | decode | sample | executor |"
+  echo "|---|---|---|---|---|---|---|---|---|"
+  [ -f "$TMP/gop.csv" ] || echo "history.sh: no kept frame at place $PLACE" >&2
+  [ ! -f "$TMP/gop.csv" ] || awk -F, '{ k = $1 SUBSEP $2; if (!(k in seen)) { seen[k] = 1; order[++n] = k }
+             r[k, $4] = $7; m[k, $4] = $8; nr[k] = $5 }
+           function c(k, s) { return sprintf(" %.2f / %.2f |", r[k, s], m[k, s]) }
+           END { for (i = 1; i <= n; i++) { k = order[i]; split(k, a, SUBSEP)
+                   xr = r[k, "encode_wait"] + r[k, "encode"] + r[k, "reduce"] + r[k, "prefill"]
+                   xm = m[k, "encode_wait"] + m[k, "encode"] + m[k, "reduce"] + m[k, "prefill"]
+                   printf "| %s | %s | %d |%s%s%s%s%s %.2f / %.2f |\n", a[1], a[2], nr[k], c(k, "frame"),
+                     c(k, "frame_p95"), c(k, "decode_wait"), c(k, "decode"), c(k, "sample"), xr, xm } }' "$TMP/gop.csv"
 fi
 
 if [ -n "$CSV" ]; then

@@ -28,7 +28,12 @@
 # and OUT/perrun.csv (load,run,stage,metric,real_ms,sim_ms,rel_err); it
 # prints their frame rows too.
 #
-# usage: calib/realpipe/resim.sh [-d DIR] [-l "0.30 0.50"] [-r] [-e SED_EXPR]... OUT
+# With -g it also sets the real run 1 (the first compared) against the
+# simulator's replication 0 by the frame's place in the GOP, as validate.sh's
+# gop-stages.csv (vlsim run --trace, vlrealpipe compare --gop-stages):
+# OUT/L-gop.csv (the trace itself is not kept).
+#
+# usage: calib/realpipe/resim.sh [-d DIR] [-l "0.30 0.50"] [-r] [-g] [-e SED_EXPR]... OUT
 #   e.g. calib/realpipe/resim.sh -e 's/wake_held: \[[^]]*\]/wake_held: [0, 0, 0]/' /tmp/noheld
 set -euo pipefail
 
@@ -39,18 +44,20 @@ DIR=build/validate
 LOADS=""
 SEDS=()
 PERRUN=0
-while getopts "d:l:e:rh" o; do
+GOP=0
+while getopts "d:l:e:rgh" o; do
   case "$o" in
     d) DIR=$OPTARG ;;
     l) LOADS=$OPTARG ;;
     r) PERRUN=1 ;;
+    g) GOP=1 ;;
     e) SEDS+=(-e "$OPTARG") ;;
     h) usage; exit 0 ;;
     *) usage >&2; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
-[ $# = 1 ] || die "one output folder expected (usage: resim.sh [-d DIR] [-l LOADS] [-r] [-e SED_EXPR]... OUT)"
+[ $# = 1 ] || die "one output folder expected (usage: resim.sh [-d DIR] [-l LOADS] [-r] [-g] [-e SED_EXPR]... OUT)"
 OUT=$1
 [ -d "$DIR/runs" ] || die "$DIR/runs: not found (run make validate first, or name its folder with -d)"
 [ -e "$OUT" ] && die "$OUT: exists; name a new folder (nothing is overwritten)"
@@ -85,10 +92,16 @@ for L in $LOADS; do
     edits=(-e "s#$(printf '%s' "$root" | sed 's/[][\.*^$]/\\&/g')/runs/#$(cd "$DIR" && pwd -P)/runs/#g")
   fi
   sed "${edits[@]}" "${SEDS[@]}" -e '' "$D/scenario.yaml" > "$TMP/$L.yaml"
-  ./vlsim run "$TMP/$L.yaml" --csv "$TMP/$L-sim.csv" -q 2> "$TMP/$L-sim.log" \
+  trace=() gop=()
+  if [ "$GOP" = 1 ]; then
+    trace=(--trace "$TMP/$L-trace.csv")
+    gop=(--sim-spans "$TMP/$L-trace.csv" --gop-stages "$TMP/$L-gop.csv")
+  fi
+  ./vlsim run "$TMP/$L.yaml" --csv "$TMP/$L-sim.csv" "${trace[@]}" -q 2> "$TMP/$L-sim.log" \
     || { cat "$TMP/$L-sim.log" >&2; die "vlsim failed on $D/scenario.yaml as edited"; }
   ./vlrealpipe compare --load "$L" --sim "$TMP/$L-sim.csv" --warmup "$WARMUP" --out "$TMP/$L-rows.csv" \
-    "${used[@]}" > /dev/null || die "vlrealpipe compare failed at load $L"
+    "${gop[@]}" "${used[@]}" > /dev/null || die "vlrealpipe compare failed at load $L"
+  rm -f "$TMP/$L-trace.csv"
   [ "$PERRUN" = 1 ] || continue
   [ -f "$TMP/perrun.csv" ] || echo "load,run,stage,metric,real_ms,sim_ms,rel_err" > "$TMP/perrun.csv"
   k=0

@@ -766,7 +766,7 @@ Test(realpipe, stages_by_hand)
  * Position 0: 2 frames, frame mean 11.0, decode_wait 0.5, decode 7, sample
  * 0.15, encode_wait 0.85; p95 of {10.5, 11.5} = 10.5 + 0.95 x 1 = 11.45
  * (linear between order statistics, (n - 1) q = 0.95). Position 2: seq 2 only
- * (3.3). Position 3: none. Every position (gop 0): 4 frames, mean 6.825, p95 of
+ * (3.3). Position 3: none. Every position (gop 1): 4 frames, mean 6.825, p95 of
  * {2.0, 3.3, 10.5, 11.5} at 2.85: 10.5 + 0.85 = 11.35. */
 static const char gop_spans[] =
     "kind,id,stream,seq,stage,outcome,arrive_ms,enqueue_ms,start_ms,end_ms\n"
@@ -807,8 +807,9 @@ Test(realpipe, stages_by_gop_position_by_hand)
     fclose(f);
     rp_set s = {0};
     cr_assert_eq(rp_set_read(&s, path, err, sizeof err), 0, "%s", err);
-    rp_stages o;
-    cr_assert_eq(rp_stages_at(&s, 0, 0, 2, 30, 0, &o), 0);
+    rp_stages by[30], o;
+    cr_assert_eq(rp_stages_by_place(&s, 0, 0, 2, 30, by), 0);
+    o = by[0];
     cr_expect_eq(o.frames, 2);
     close_to("pos 0: frame", o.mean[RP_SEG_FRAME], 11.0);
     close_to("pos 0: decode_wait", o.mean[RP_SEG_DECODE_WAIT], 0.5);
@@ -818,14 +819,14 @@ Test(realpipe, stages_by_gop_position_by_hand)
     close_to("pos 0: encode", o.mean[RP_SEG_ENCODE], 2.0);
     close_to("pos 0: frame p95", o.frame_p95, 11.45);
     cr_expect_eq(o.batches, 5, "the batches stay the run's: %ld", o.batches);
-    cr_assert_eq(rp_stages_at(&s, 0, 0, 2, 30, 2, &o), 0);
+    o = by[2];
     cr_expect_eq(o.frames, 1, "seq 2 only (32 timed out): %ld", o.frames);
     close_to("pos 2: frame", o.mean[RP_SEG_FRAME], 3.3);
     close_to("pos 2: frame p95", o.frame_p95, 3.3);
-    cr_assert_eq(rp_stages_at(&s, 0, 0, 2, 30, 3, &o), 0);
+    o = by[3];
     cr_expect_eq(o.frames, 0);
     cr_expect_eq(o.frame_p95, 0);
-    cr_assert_eq(rp_stages_at(&s, 0, 0, 2, 0, 0, &o), 0);
+    cr_assert_eq(rp_stages_by_place(&s, 0, 0, 2, 1, &o), 0);
     cr_expect_eq(o.frames, 4);
     close_to("every position: frame", o.mean[RP_SEG_FRAME], 6.825);
     close_to("every position: p95", o.frame_p95, 11.35);
@@ -834,7 +835,8 @@ Test(realpipe, stages_by_gop_position_by_hand)
     cr_expect_eq(all.frames, o.frames);
     close_to("rp_stages_of is every position", all.frame_p95, o.frame_p95);
     /* from 1100 ms: the first GOP's frames are out */
-    cr_assert_eq(rp_stages_at(&s, 0, 1100, 2, 30, 0, &o), 0);
+    cr_assert_eq(rp_stages_by_place(&s, 0, 1100, 2, 30, by), 0);
+    o = by[0];
     cr_expect_eq(o.frames, 1);
     close_to("pos 0 after 1100: the second I-frame", o.mean[RP_SEG_FRAME], 10.5);
     rp_set_free(&s);

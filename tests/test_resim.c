@@ -25,6 +25,13 @@ static void load_point(const char *dir, const char *load, const char *const *spa
         cr_assert_eq(kit_sh("cp %s %s/runs/%s/spans-%d.csv", spans[r], dir, load, r + 1), 0);
 }
 
+/* A short real run (2 s of frames, 0.5 s warm-up) into path. */
+static void real_run(const char *path, int fps, int seed)
+{
+    cr_assert_eq(kit_sh("./vlrealpipe run --fps %d --duration 2 --warmup 0.5 --seed %d --out %s 2> /dev/null", fps,
+                        seed, path), 0);
+}
+
 /* The rows of the hand-run path: vlsim on the scenario, compare on the runs
  * (its files named by tag). */
 static char *by_hand(const char *dir, const char *load, const char *runs, const char *tag)
@@ -48,8 +55,8 @@ Test(resim, rows_as_by_hand_on_the_compared_runs, .timeout = 120)
     snprintf(a, sizeof a, "%s/real-a.csv", dir);
     snprintf(b, sizeof b, "%s/real-b.csv", dir);
     /* two different real runs: 20 and 40 FPS per stream, 2 s of frames each */
-    cr_assert_eq(kit_sh("./vlrealpipe run --fps 20 --duration 2 --warmup 0.5 --seed 1 --out %s 2> /dev/null", a), 0);
-    cr_assert_eq(kit_sh("./vlrealpipe run --fps 40 --duration 2 --warmup 0.5 --seed 2 --out %s 2> /dev/null", b), 0);
+    real_run(a, 20, 1);
+    real_run(b, 40, 2);
     const char *both[2] = {a, b};
     load_point(dir, "0.30", both, 1);  /* one run, passed */
     load_point(dir, "0.50", both, 2);  /* run 1 passed, run 2 failed the machine check */
@@ -107,8 +114,7 @@ Test(resim, each_run_alone_as_by_hand, .timeout = 120)
     cr_assert_eq(kit_sh("mkdir -p %s/runs/0.30", dir), 0);
     for (int r = 0; r < 2; r++) {
         snprintf(spans[r], sizeof spans[r], "%s/runs/0.30/spans-%d.csv", dir, r + 1);
-        cr_assert_eq(kit_sh("./vlrealpipe run --fps 20 --duration 2 --warmup 0.5 --seed %d --out %s 2> /dev/null",
-                            r + 1, spans[r]), 0);
+        real_run(spans[r], 20, r + 1);
     }
     const char *scen = "./vlrealpipe scenario --calib " RP "tiny-fixture.yaml --decode-calib " RP
                        "video-fixture.yaml --fps 20 --warmup 0.5 --sim-duration 5 --sim-reps 2";
@@ -165,8 +171,8 @@ Test(resim, gop_places_as_by_hand, .timeout = 120)
     kit_tmpdir(dir, sizeof dir, "resim");
     snprintf(a, sizeof a, "%s/real-a.csv", dir);
     snprintf(b, sizeof b, "%s/real-b.csv", dir);
-    cr_assert_eq(kit_sh("./vlrealpipe run --fps 20 --duration 2 --warmup 0.5 --seed 1 --out %s 2> /dev/null", a), 0);
-    cr_assert_eq(kit_sh("./vlrealpipe run --fps 20 --duration 2 --warmup 0.5 --seed 2 --out %s 2> /dev/null", b), 0);
+    real_run(a, 20, 1);
+    real_run(b, 20, 2);
     const char *both[2] = {a, b};
     load_point(dir, "0.30", both, 2);
     char probe[300];
@@ -203,7 +209,7 @@ Test(resim, an_edit_reaches_the_scenario_and_nothing_is_overwritten, .timeout = 
     char dir[256], a[300];
     kit_tmpdir(dir, sizeof dir, "resim");
     snprintf(a, sizeof a, "%s/real-a.csv", dir);
-    cr_assert_eq(kit_sh("./vlrealpipe run --fps 20 --duration 2 --warmup 0.5 --seed 1 --out %s 2> /dev/null", a), 0);
+    real_run(a, 20, 1);
     const char *one[1] = {a};
     load_point(dir, "0.30", one, 1);
     char probe[300];

@@ -1574,32 +1574,37 @@ static void put_row(FILE *f, double load, const char *stage, const char *metric,
 }
 
 /* --gop-stages: the segments of run 1 of s against t's replication 0 at each
- * position of the GOP that kept frames reach (both runs), then the frame p95. */
+ * place of the GOP that kept frames reach (both runs), then the frame p95. */
 static int write_gop_stages(const opts *o, const rp_set *s, const rp_set *t, double from_ms,
                             char *err, size_t n)
 {
+    int gop = o->p.gop, wk = o->p.decode_workers;
+    rp_stages *re = calloc((size_t)gop, sizeof *re), *si = calloc((size_t)gop, sizeof *si);
     out_file f;
+    int rc = -1;
+    if (!re || !si || rp_stages_by_place(s, 0, from_ms, wk, gop, re)
+        || rp_stages_by_place(t, 0, from_ms, wk, gop, si)) {
+        snprintf(err, n, "out of memory");
+        goto done;
+    }
     if (out_open(&f, o->gop_stages, err, n))
-        return -1;
+        goto done;
     fprintf(f.f, "load,pos,segment,real_frames,sim_frames,real_ms,sim_ms,diff_ms\n");
-    for (int pos = 0; pos < o->p.gop; pos++) {
-        rp_stages re, si;
-        int wk = o->p.decode_workers;
-        if (rp_stages_at(s, 0, from_ms, wk, o->p.gop, pos, &re)
-            || rp_stages_at(t, 0, from_ms, wk, o->p.gop, pos, &si)) {
-            out_abort(&f);
-            snprintf(err, n, "out of memory");
-            return -1;
-        }
-        if (!re.frames || !si.frames)
+    for (int pos = 0; pos < gop; pos++) {
+        if (!re[pos].frames || !si[pos].frames)
             continue;
         for (int k = 0; k <= RP_NSEGS; k++) {
-            double a = k < RP_NSEGS ? re.mean[k] : re.frame_p95, b = k < RP_NSEGS ? si.mean[k] : si.frame_p95;
+            double a = k < RP_NSEGS ? re[pos].mean[k] : re[pos].frame_p95;
+            double b = k < RP_NSEGS ? si[pos].mean[k] : si[pos].frame_p95;
             fprintf(f.f, "%.2f,%d,%s,%ld,%ld,%.6f,%.6f,%.6f\n", o->load, pos,
-                    k < RP_NSEGS ? rp_seg_name(k) : "frame_p95", re.frames, si.frames, a, b, b - a);
+                    k < RP_NSEGS ? rp_seg_name(k) : "frame_p95", re[pos].frames, si[pos].frames, a, b, b - a);
         }
     }
-    return out_commit(&f, err, n);
+    rc = out_commit(&f, err, n);
+done:
+    free(re);
+    free(si);
+    return rc;
 }
 
 /* --stages and --batches: run 1 of s (the first span file) against t, the

@@ -70,27 +70,41 @@ static void free_time_of(const rp_set *s, int run, rp_edge *ed, free_time *f)
     f->n = n;
 }
 
-/* Add frame f's segments to sum, when it is kept (and at GOP position pos,
- * gop > 0); its decode wait with a worker free (F: its run's) to *free_sum,
- * its latency to lat[*kept]. */
-static void add_frame(const frame_rows *f, double from_ms, int gop, int pos, const free_time *F,
-                      double *sum, double *free_sum, double *lat, long *kept)
+/* A kept frame's latency and its place in the GOP, sorted by both. */
+typedef struct {
+    int place;
+    double lat;
+} placed_lat;
+
+static int cmp_placed(const void *a, const void *b)
+{
+    const placed_lat *x = a, *y = b;
+    if (x->place != y->place)
+        return x->place < y->place ? -1 : 1;
+    return (x->lat > y->lat) - (x->lat < y->lat);
+}
+
+/* Add frame f's segments to sum[place], when it is kept (place: its seq %
+ * gop); its decode wait with a worker free (F: its run's) to free_sum[place],
+ * its latency to lat[*kept], and count it in o[place]. */
+static void add_frame(const frame_rows *f, double from_ms, int gop, const free_time *F,
+                      double (*sum)[RP_NSEGS], double *free_sum, placed_lat *lat, long *kept,
+                      rp_stages *o)
 {
     const rp_row *d = f->st[RP_DECODE], *s = f->st[RP_SAMPLE], *e = f->st[RP_ENCODE],
                  *r = f->st[RP_REDUCE], *p = f->st[RP_PREFILL];
     if (!d || !s || !e || !r || !p || p->outcome != RP_DONE || d->arrive < from_ms)
         return;
-    if (gop > 0 && (long long)(d->seq % (uint64_t)gop) != pos)
-        return;
+    int place = (int)(d->seq % (uint64_t)gop);
     double seg[RP_NSEGS] = {
         d->enq - d->arrive,   d->start - d->enq, d->end - d->start, s->end - d->end, e->start - s->end,
         e->end - e->start,    r->end - e->end,   p->end - r->end, p->end - d->arrive,
     };
     for (int k = 0; k < RP_NSEGS; k++)
-        sum[k] += seg[k];
-    *free_sum += free_at(F, d->start) - free_at(F, d->enq);
-    lat[*kept] = seg[RP_SEG_FRAME];
-    (*kept)++;
+        sum[place][k] += seg[k];
+    free_sum[place] += free_at(F, d->start) - free_at(F, d->enq);
+    lat[(*kept)++] = (placed_lat){place, seg[RP_SEG_FRAME]};
+    o[place].frames++;
 }
 
 /* ---- a worker going on: its decode's end to the next decode's start ---- */
@@ -145,21 +159,25 @@ static int going_on_gaps(const rp_row *const *d, size_t n, double from_ms, doubl
 
 int rp_stages_of(const rp_set *s, int run, double from_ms, int workers, rp_stages *o)
 {
-    return rp_stages_at(s, run, from_ms, workers, 0, 0, o);
+    return rp_stages_by_place(s, run, from_ms, workers, 1, o);
 }
 
-int rp_stages_at(const rp_set *s, int run, double from_ms, int workers, int gop, int pos,
-                 rp_stages *o)
+int rp_stages_by_place(const rp_set *s, int run, double from_ms, int workers, int gop, rp_stages *o)
 {
-    memset(o, 0, sizeof *o);
+    if (gop < 1)
+        gop = 1;
+    memset(o, 0, (size_t)gop * sizeof *o);
     size_t ne2 = 2 * s->n + 1;
     const rp_row **fr = malloc((s->n + 1) * sizeof *fr), **en = malloc((s->n + 1) * sizeof *en);
-    double *lat = malloc((s->n + 1) * sizeof *lat);
+    placed_lat *lat = malloc((s->n + 1) * sizeof *lat);
+    double *lat_v = malloc((s->n + 1) * sizeof *lat_v);
+    double (*sum)[RP_NSEGS] = calloc((size_t)gop, sizeof *sum), *free_sum = calloc((size_t)gop, sizeof *free_sum);
     rp_edge *ed = malloc(ne2 * sizeof *ed);
     free_time F = {malloc(ne2 * sizeof(double)), malloc(ne2 * sizeof(double)),
                    malloc(ne2 * sizeof(int)), 0, workers};
+    rp_stages run_wide = {0};          /* the batches and decode gaps: the run's, every place's */
     int rc = -1;
-    if (!fr || !en || !lat || !ed || !F.te || !F.cum || !F.cnt)
+    if (!fr || !en || !lat || !lat_v || !sum || !free_sum || !ed || !F.te || !F.cum || !F.cnt)
         goto out;
     size_t nf = 0, ne = 0;
     for (size_t k = 0; k < s->n; k++) {
@@ -171,7 +189,7 @@ int rp_stages_at(const rp_set *s, int run, double from_ms, int workers, int gop,
             en[ne++] = w;
     }
     qsort(fr, nf, sizeof *fr, cmp_frame_row);
-    double sum[RP_NSEGS] = {0}, free_sum = 0;
+    long kept = 0;
     int F_run = -1;
     for (size_t k = 0; k < nf;) {
         frame_rows f;
@@ -183,28 +201,33 @@ int rp_stages_at(const rp_set *s, int run, double from_ms, int workers, int gop,
             F_run = fr[k]->run;
             free_time_of(s, F_run, ed, &F);
         }
-        add_frame(&f, from_ms, gop, pos, &F, sum, &free_sum, lat, &o->frames);
+        add_frame(&f, from_ms, gop, &F, sum, free_sum, lat, &kept, o);
         k = j;
     }
-    if (o->frames) {
+    qsort(lat, (size_t)kept, sizeof *lat, cmp_placed);   /* each place's latencies, ascending */
+    for (long k = 0; k < kept; k++)
+        lat_v[k] = lat[k].lat;
+    for (int pl = 0, first = 0; pl < gop; first += (int)o[pl].frames, pl++) {
+        rp_stages *q = &o[pl];
+        if (!q->frames)
+            continue;
         for (int k = 0; k < RP_NSEGS; k++)
-            o->mean[k] = sum[k] / (double)o->frames;
-        o->decode_wait_free = free_sum / (double)o->frames;
-        gsl_sort(lat, 1, (size_t)o->frames);
-        o->frame_p95 = rp_quantile(lat, (size_t)o->frames, 0.95);
+            q->mean[k] = sum[pl][k] / (double)q->frames;
+        q->decode_wait_free = free_sum[pl] / (double)q->frames;
+        q->frame_p95 = rp_quantile(lat_v + first, (size_t)q->frames, 0.95);
     }
     double gap_sum = 0;                /* fr is by run: each run's decodes in turn */
     for (size_t k = 0, nd = 0; k < nf; k++) {
         if (fr[k]->stage == RP_DECODE && fr[k]->outcome == RP_DONE)
             en[ne + nd++] = fr[k];     /* en's tail is free scratch */
         if ((k + 1 == nf || fr[k + 1]->run != fr[k]->run) && nd > 0) {
-            if (going_on_gaps(en + ne, nd, from_ms, &gap_sum, &o->decode_gaps) != 0)
+            if (going_on_gaps(en + ne, nd, from_ms, &gap_sum, &run_wide.decode_gaps) != 0)
                 goto out;
             nd = 0;
         }
     }
-    if (o->decode_gaps)
-        o->decode_gap = gap_sum / (double)o->decode_gaps;
+    if (run_wide.decode_gaps)
+        run_wide.decode_gap = gap_sum / (double)run_wide.decode_gaps;
     qsort(en, ne, sizeof *en, cmp_encode_row);
     long count[RP_BATCH_MAX] = {0};
     for (size_t k = 0; k < ne;) {
@@ -213,16 +236,25 @@ int rp_stages_at(const rp_set *s, int run, double from_ms, int workers, int gop,
             j++;
         size_t size = j - k;
         count[size < RP_BATCH_MAX ? size - 1 : RP_BATCH_MAX - 1]++;
-        o->batches++;
+        run_wide.batches++;
         k = j;
     }
-    for (int k = 0; k < RP_BATCH_MAX && o->batches; k++)
-        o->share[k] = (double)count[k] / (double)o->batches;
+    for (int k = 0; k < RP_BATCH_MAX && run_wide.batches; k++)
+        run_wide.share[k] = (double)count[k] / (double)run_wide.batches;
+    for (int pl = 0; pl < gop; pl++) {
+        o[pl].decode_gap = run_wide.decode_gap;
+        o[pl].decode_gaps = run_wide.decode_gaps;
+        o[pl].batches = run_wide.batches;
+        memcpy(o[pl].share, run_wide.share, sizeof o[pl].share);
+    }
     rc = 0;
 out:
     free(fr);
     free(en);
     free(lat);
+    free(lat_v);
+    free(sum);
+    free(free_sum);
     free(ed);
     free(F.te);
     free(F.cum);

@@ -27,9 +27,9 @@
  * sharing an encode start; batches begun at from_ms or later are counted by
  * size (1 .. RP_BATCH_MAX - 1, then RP_BATCH_MAX or more).
  *
- * By GOP position (rp_stages_at): the same segments over the kept frames
- * at one position of the group of pictures (seq % gop == pos; position 0
- * is the I-frame), and their frame p95: where the tail comes from. With
+ * By place in the GOP (rp_stages_by_place): the same segments over the
+ * kept frames at each place of the group of pictures (seq % gop; place 0
+ * is the I-frame), in one pass, and their frame p95: where the tail comes from. With
  * the streams' I-frames released within one frame period of each other
  * (the real pipeline's phases are), the I-frame and the frames behind it
  * queue behind every stream's I-frame decode, and carry the tail.
@@ -62,10 +62,10 @@ typedef struct {
 /* The segments and batches of run `run` of s (-1: every run), with `workers`
  * decode workers. 0, or -1 out of memory. */
 int rp_stages_of(const rp_set *s, int run, double from_ms, int workers, rp_stages *o);
-/* The same over the kept frames with seq % gop == pos (gop 0: every one,
- * as rp_stages_of); the batches and decode_gap stay the whole run's. */
-int rp_stages_at(const rp_set *s, int run, double from_ms, int workers, int gop, int pos,
-                 rp_stages *o);
+/* The same by place: o[p], p in 0..gop-1, over the kept frames with
+ * seq % gop == p (gop 1: every frame, as rp_stages_of); each holds the
+ * whole run's batches and decode_gap. 0, or -1 out of memory. */
+int rp_stages_by_place(const rp_set *s, int run, double from_ms, int workers, int gop, rp_stages *o);
 const char *rp_seg_name(int seg);      /* "decode_wait", ..., "frame" */
 
 #endif

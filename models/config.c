@@ -126,5 +126,6 @@ void cfg_free(scenario_cfg *c)
     for (int k = 0; k < c->cpu.ntimer_busy; k++)
         dist_free(&c->cpu.timer_busy[k]);
     free(c->cpu.speed);
+    dist_free(&c->cpu.stall_ms);         /* zeroed when not given: frees nothing */
     memset(c, 0, sizeof *c);
 }

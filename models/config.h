@@ -206,6 +206,11 @@ typedef struct {
  * takes — a share wake_held[k] (timer_held[k]) of them, the last for more
  * (`vlrealpipe wakecal` measures all of these apart from the pipeline).
  *
+ * With stalls the host now and then does not run a core: each core's spells
+ * begin at per_s a second and last a draw from ms, and a thread woken onto
+ * an idle core in a spell runs at its end (models/stalls.h; `vlrealpipe
+ * stallcal`).
+ *
  * With stack the jobs are placed on cores instead of pooled: a job started
  * while a core is free goes beside a running one with probability share,
  * and a free core takes a job from a shared one after an exponential wait
@@ -286,6 +291,9 @@ typedef struct {
     double duty_factor[CFG_MAX_DUTY];    /* > 0: a job's work is multiplied by this there
                                             (interpolated, held at the ends) */
     double duty_halflife_ms;             /* > 0: the recent utilisation's half-life (32) */
+    double stall_per_s;      /* 0: the host runs every core at once; else cpu.stalls: each
+                                core's spells of not running begin at this rate (/s) */
+    dist_t stall_ms;         /* the spells' lengths (models/stalls.h) */
 } cpu_cfg;
 
 /* cpu.source: ideal — each frame enters the first stage at its time; timer — a

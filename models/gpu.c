@@ -405,10 +405,12 @@ static void kick(pipe_t *p, int g, double now)
         start_batch(p, g, best, now);
     } else if (earliest < INFINITY) {
         /* cpu: a timed wait wakes late: timer_ms, known now; with timer_busy it
-         * depends on the cores when it is due, so the wake at `earliest` is a
-         * due one (gpu_wake draws how late then) */
+         * (and with stalls whether an idle core is in a spell) depends on the
+         * cores when it is due, so the wake at `earliest` is a due one
+         * (gpu_wake draws how late then) */
         const cpu_cfg *u = &p->cfg->cpu;
-        int on = thread_on_cores(p, g), due = on && (u->ntimer_busy > 0 || u->ntimer_held > 0);
+        int on = thread_on_cores(p, g),
+            due = on && (u->ntimer_busy > 0 || u->ntimer_held > 0 || u->stall_per_s > 0);
         if (on && !due)
             earliest += cpu_timer_ms(u);
         if (earliest < gp->wake_at) {

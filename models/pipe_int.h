@@ -15,6 +15,7 @@
 #include "sim/tw.h"
 #include "sim/whist.h"
 #include "models/cores.h"
+#include "models/stalls.h"
 
 enum { EV_ARRIVE, EV_QUERY, EV_DEPART, EV_RELEASE, EV_GPU_DONE, EV_GPU_WAKE, EV_CONTROL,
        EV_SESSION, EV_GPU_READY, EV_WARMUP, EV_END, EV_CANARY, EV_CORES, EV_WOKEN, EV_HANDOFF,
@@ -126,6 +127,9 @@ typedef struct {
     struct prof_state *prof;     /* workload.profile: the session process (profile.c) */
     struct asc_state *asc;       /* profile or autoscale: the fleet (autoscale.c) */
     cores_t cores;               /* cpu.cores > 0: the cores the stages' threads share */
+    stalls_t stalls;             /* cpu.stalls: the host's spells of not running a core */
+    gsl_rng *stall_rng;          /* cpu.stalls: the spells' draws and the woken threads' cores
+                                    (NULL: no stalls) */
     double speed_until;          /* cpu.speed: no window boundary is scheduled at or after this */
     int handoffs_running;        /* cpu: of cores' jobs, the handoffs' (not the stages' work) */
     int handing;                 /* cpu: the worker stage whose thread is passing an item on
@@ -153,11 +157,12 @@ static inline int pipe_on_cores(const pipe_t *p, int s)
 
 /* pipeline.c */
 /* cpu: a thread asleep at stage s is woken for an item handed over: 1 when
- * that takes time (wake_ms, wake_busy or wake_held). */
+ * that takes time (wake_ms, wake_busy or wake_held) or may (stalls). */
 static inline int pipe_wakes(const pipe_t *p, int s)
 {
     const cpu_cfg *u = &p->cfg->cpu;
-    return pipe_on_cores(p, s) && (u->wake_ms > 0 || u->nwake_busy > 0 || u->nwake_held > 0);
+    return pipe_on_cores(p, s)
+           && (u->wake_ms > 0 || u->nwake_busy > 0 || u->nwake_held > 0 || u->stall_per_s > 0);
 }
 /* cpu: wake a sleeping thread for an item handed over from stage `from`
  * (-1: none) at now: its event (kind, a, b) comes after wake_ms or a draw

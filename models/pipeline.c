@@ -38,7 +38,7 @@
 #include "sim/stop.h"
 
 enum { STREAM_ARRIVALS = 1, STREAM_PERIODIC = 2, STREAM_QUERIES = 3, STREAM_WAKE = 4,
-       STREAM_SPEED = 5, STREAM_PLACE = 6 };
+       STREAM_SPEED = 5, STREAM_PLACE = 6, STREAM_STALLS = 7 };
 
 void pipe_fail(pipe_t *p, const char *what)
 {
@@ -159,6 +159,8 @@ static void stats_reset(pipe_t *p, double now)
     p->t_reset = now;
     if (p->cfg->cpu.cores > 0)
         cores_reset_stats(&p->cores, now);
+    if (p->stall_rng)
+        stalls_reset_stats(&p->stalls);
     gpu_reset(p, now);
     ctl_reset(p, now);
     if (p->prof)
@@ -457,8 +459,42 @@ static void hold(pipe_t *p, uint32_t kind, uint32_t a, uint64_t b)
     p->held[(p->held_head + p->held_n++) % p->held_cap] = (struct held_wake){kind, a, b};
 }
 
+/* cpu.stalls: when a thread woken at now, due to run at t, runs. Linux wakes
+ * it onto an idle core when there is one, and an idle core is halted: the
+ * host must run it again, and in one of its spells that is at the spell's
+ * end. The core is drawn among the idle ones; pooled cores have no identity,
+ * so there any core is drawn while one is idle (its spells are as likely as
+ * an idle one's). With every core busy the thread goes beside a running one,
+ * which the host is running: no spell (its own are in the ops' measured
+ * times). */
+static double after_stalls(pipe_t *p, double now, double t)
+{
+    const cores_t *c = &p->cores;
+    int idle = 0, k = 0;
+    if (c->on) {
+        for (int j = 0; j < c->cores; j++)
+            idle += c->on[j] == 0;
+    } else {
+        idle = c->n < c->cores ? c->cores - c->n : 0;
+    }
+    if (idle == 0)
+        return t;
+    int pick = (int)gsl_rng_uniform_int(p->stall_rng, c->on ? (unsigned long)idle
+                                                              : (unsigned long)c->cores);
+    if (c->on) {
+        for (k = 0; k < c->cores; k++)
+            if (c->on[k] == 0 && pick-- == 0)
+                break;
+    } else {
+        k = pick;
+    }
+    return stalls_wake(&p->stalls, k, now, t);
+}
+
 /* Push (kind, a, b) after a draw from busy[min(k, nbusy - 1)] (plain when
- * nbusy is 0), or hold it with probability held[min(k, nheld - 1)], k > 0. */
+ * nbusy is 0), then after the host's spell of the idle core it wakes on
+ * (cpu.stalls); or hold it with probability held[min(k, nheld - 1)], k > 0
+ * (queued behind a running job: on a core the host is running). */
 static void wake_by(pipe_t *p, int k, double now, double plain, const dist_t *busy, int nbusy,
                     const double *held, int nheld, uint32_t kind, uint32_t a, uint64_t b)
 {
@@ -468,7 +504,8 @@ static void wake_by(pipe_t *p, int k, double now, double plain, const dist_t *bu
         return;
     }
     double d = nbusy > 0 ? dist_sample(&busy[k < nbusy ? k : nbusy - 1], p->wake_rng) : plain;
-    if (ev_push(&p->evq, now + d, kind, a, b) != 0)
+    double t = p->stall_rng ? after_stalls(p, now, now + d) : now + d;
+    if (ev_push(&p->evq, t, kind, a, b) != 0)
         pipe_fail(p, "out of memory growing the event list");
 }
 
@@ -730,7 +767,7 @@ static void arrive(pipe_t *p, uint32_t j, double now)
     }
     const cpu_cfg *u = &p->cfg->cpu;
     if (u->cores > 0 && u->source != CPU_SOURCE_IDEAL
-        && (cpu_timer_ms(u) > 0 || u->ntimer_busy > 0 || u->ntimer_held > 0)) {
+        && (cpu_timer_ms(u) > 0 || u->ntimer_busy > 0 || u->ntimer_held > 0 || u->stall_per_s > 0)) {
         if (u->source == CPU_SOURCE_TIMER) {
             /* cpu: the stream's camera thread wakes late from its sleep until
              * this frame's time */
@@ -992,6 +1029,10 @@ static void pipe_free(pipe_t *p)
         gsl_rng_free(p->wake_rng);
     if (p->place_rng)
         gsl_rng_free(p->place_rng);
+    if (p->stall_rng) {
+        stalls_free(&p->stalls);
+        gsl_rng_free(p->stall_rng);
+    }
     free(p->held);
     free(p->src_due.buf);
     ev_free(&p->evq);
@@ -1116,6 +1157,16 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
         && cores_set_duty(&p->cores, cfg->cpu.duty_util, cfg->cpu.duty_factor, cfg->cpu.nduty,
                           cfg->cpu.duty_halflife_ms) != 0)
         return -1;
+    if (cfg->cpu.cores > 0 && cfg->cpu.stall_per_s > 0) {
+        if (!(p->stall_rng = rng_stream(cfg->seed, rep, STREAM_STALLS)))
+            return -1;
+        if (stalls_init(&p->stalls, cfg->cpu.cores, cfg->cpu.stall_per_s, &cfg->cpu.stall_ms,
+                        p->stall_rng) != 0) {
+            gsl_rng_free(p->stall_rng);
+            p->stall_rng = NULL;
+            return -1;
+        }
+    }
     if (speed_setup(p, rep, t_end) != 0)
         return -1;
     if (gpu_setup(p) != 0 || ctl_setup(p) != 0)
@@ -1191,6 +1242,8 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
     out->events = 0;
     out->peak_in_flight = 0;
     out->cpu_busy_ms = out->cpu_two_ms = out->cpu_two_same_ms = 0;
+    out->cpu_stall_wakes = out->cpu_stalled = 0;
+    out->cpu_stall_wait_ms = 0;
     out->cpu_work_ms = out->cpu_cold_extra_ms = out->cpu_duty_extra_ms = 0;
     memset(out->cpu_spell_ms, 0, sizeof out->cpu_spell_ms);
     memset(out->cpu_spells, 0, sizeof out->cpu_spells);
@@ -1269,6 +1322,11 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
         out->cpu_busy_ms = p.cores.busy_ms;
         out->cpu_two_ms = p.cores.two_ms;
         out->cpu_two_same_ms = p.cores.two_same_ms;
+        if (p.stall_rng) {
+            out->cpu_stall_wakes = (uint64_t)p.stalls.wakes;
+            out->cpu_stalled = (uint64_t)p.stalls.stalled;
+            out->cpu_stall_wait_ms = p.stalls.wait_ms;
+        }
         out->cpu_work_ms = p.cores.work_ms;
         out->cpu_cold_extra_ms = p.cores.cold_extra_ms;
         out->cpu_duty_extra_ms = p.cores.duty_extra_ms;

@@ -116,6 +116,9 @@ typedef struct {
                                    jobs' work as started, and what cold cores and cores idle
                                    lately added to it */
     double cpu_spell_ms[2];     /* cpu.stack: cores.h's spells, begun by a start / an end */
+    uint64_t cpu_stall_wakes, cpu_stalled;   /* cpu.stalls: wake-ups onto an idle core, and
+                                   those that waited for the host's spell to end */
+    double cpu_stall_wait_ms;   /* cpu.stalls: those waits, summed */
     uint64_t cpu_spells[2], cpu_spell_moves[2], cpu_chances, cpu_stacked;
     canary_rec canary;          /* the canary rollout, warm-up excluded (canary.h) */
     pipe_growth growth;         /* kind PIPE_STABLE unless the replication stopped early */

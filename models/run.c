@@ -51,6 +51,9 @@ typedef struct {
     double cpu_two, cpu_two_same;  /* cpu: two jobs' share of the busy time; on one core, of that */
     double cpu_cold;               /* cpu.cold: the work cold cores added, over the work */
     double cpu_duty;               /* cpu.duty: the same for cores idle lately */
+    double cpu_stalled;            /* cpu.stalls: the share of wake-ups onto an idle core held by
+                                      the host's spell */
+    double cpu_stall_ms;           /* cpu.stalls: their mean wait (0: none) */
     double cpu_stack[RUN_NSTACK];  /* cpu.stack: run.h's figures */
     canary_rec canary;
     double window_ms;            /* measured: shorter when the replication stopped early */
@@ -240,6 +243,8 @@ static int run_one(void *vctx, int r)
         d->cpu_two_same = rs.cpu_two_ms > 0 ? rs.cpu_two_same_ms / rs.cpu_two_ms : 0;
         d->cpu_cold = rs.cpu_work_ms > 0 ? rs.cpu_cold_extra_ms / rs.cpu_work_ms : 0;
         d->cpu_duty = rs.cpu_work_ms > 0 ? rs.cpu_duty_extra_ms / rs.cpu_work_ms : 0;
+        d->cpu_stalled = rs.cpu_stall_wakes > 0 ? (double)rs.cpu_stalled / (double)rs.cpu_stall_wakes : 0;
+        d->cpu_stall_ms = rs.cpu_stalled > 0 ? rs.cpu_stall_wait_ms / (double)rs.cpu_stalled : 0;
         stack_figures(&rs, d->cpu_stack);
         d->events = rs.events;
         d->peak_in_flight = rs.peak_in_flight;
@@ -363,6 +368,12 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
     for (int r = 0; r < n; r++)
         col[r] = dig[r].cpu_duty;
     res->cpu_duty = stats_t_interval(col, (size_t)n, 0.95);
+    for (int r = 0; r < n; r++)
+        col[r] = dig[r].cpu_stalled;
+    res->cpu_stalled = stats_t_interval(col, (size_t)n, 0.95);
+    for (int r = 0; r < n; r++)
+        col[r] = dig[r].cpu_stall_ms;
+    res->cpu_stall_ms = stats_t_interval(col, (size_t)n, 0.95);
     for (int k = 0; k < RUN_NSTACK; k++) {
         for (int r = 0; r < n; r++)
             col[r] = dig[r].cpu_stack[k];

@@ -108,6 +108,9 @@ typedef struct {
     stats_ci cpu_cold;               /* cpu.cold: the work cold cores added, as a share of the
                                         jobs' work */
     stats_ci cpu_duty;               /* cpu.duty: the same for cores idle lately */
+    stats_ci cpu_stalled;            /* cpu.stalls: the share of the wake-ups onto an idle core
+                                        that waited out the host's spell on it */
+    stats_ci cpu_stall_ms;           /* cpu.stalls: their mean wait, ms */
     int ngpus;
     gpu_est *gpu;
     double gpu_hours;            /* GPU-hours simulated in the measured windows */

@@ -2529,11 +2529,35 @@ static int read_duty(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     return h && read_double(ld, h, "cpu.duty.halflife_ms", POSITIVE, &u->duty_halflife_ms) ? -1 : 0;
 }
 
+/* cpu.stalls: {per_s: R (> 0), ms: DIST}: each core's spells of not being
+ * run by the host (models/stalls.h). */
+static int read_stalls(loader *ld, const yaml_node_t *map, cpu_cfg *u)
+{
+    static const char *const keys[] = {"per_s", "ms", NULL};
+    char show[SCN_SHOW_LEN + 16];
+    const yaml_node_t *v;
+    double per_s = 0;
+    if (check_keys(ld, map, "cpu.stalls", "a mapping such as {per_s: 0.25, ms: {dist: empirical, "
+                   "file: stalls.samples}}", keys))
+        return -1;
+    if (!(v = need(ld, map, "cpu.stalls", "per_s")) || read_double(ld, v, "cpu.stalls.per_s", POSITIVE, &per_s))
+        return -1;
+    if (!(v = need(ld, map, "cpu.stalls", "ms")))
+        return -1;
+    if (v->type != YAML_MAPPING_NODE)
+        return fail(ld, v, "cpu.stalls.ms", "expected a distribution such as {dist: exponential, "
+                    "mean_ms: 15}, got %s", describe(v, show, sizeof show));
+    if (read_dist(ld, v, "cpu.stalls.ms", 0, false, &u->stall_ms))
+        return -1;
+    u->stall_per_s = per_s;
+    return 0;
+}
+
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
     static const char *const keys[] = {"cores", "wake_ms", "wake_busy", "wake_held", "handoff_ms",
                                        "timer_ms", "timer_busy", "timer_held", "source", "stages",
-                                       "speedup", "speed", "stack", "cold", "duty", NULL};
+                                       "speedup", "speed", "stack", "cold", "duty", "stalls", NULL};
     static const char *const sources[] = {"ideal", "timer", "one_thread", NULL};   /* CPU_SOURCE_* */
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
@@ -2588,6 +2612,8 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
     if ((v = get(ld, map, "cold")) && read_cold(ld, v, u))
         return -1;
     if ((v = get(ld, map, "duty")) && read_duty(ld, v, u))
+        return -1;
+    if ((v = get(ld, map, "stalls")) && read_stalls(ld, v, u))
         return -1;
     u->stage_mask = c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1);
     const yaml_node_t *list = get(ld, map, "stages");

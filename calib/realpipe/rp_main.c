@@ -16,6 +16,7 @@
  *   vlrealpipe coldcal   [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe dutycal   [PARAMS] [--threads T] [--rounds R] [--seconds S] [--out F.yaml]
  *   vlrealpipe turncal   [--seconds S] [--out F.yaml]
+ *   vlrealpipe stallcal  [--seconds S] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--overlap F.csv]
  *                        [--sim-spans T.csv --stages F.csv --batches F.csv [--gop-stages F.csv]]
@@ -26,6 +27,7 @@
  *         --queries-per-min X --cores N --wake-ms X | --wakeup FILE [--cores-calib FILE]
  *         [--wake-calib FILE] [--drift-calib FILE] [--stack-calib FILE [--turn-calib FILE]
  *         [--no-stack-run] [--no-protect]] [--cold-calib FILE] [--duty-calib FILE]
+ *         [--stall-calib FILE]
  * Every output is written atomically (sim/out.h), never over a file without
  * --force. Exit status: 0, 2 on bad input or a failure. */
 #include <errno.h>
@@ -42,6 +44,7 @@
 #include "calib/realpipe/rp_corefile.h"
 #include "calib/realpipe/rp_drift.h"
 #include "calib/realpipe/rp_duty.h"
+#include "calib/realpipe/rp_stall.h"
 #include "calib/realpipe/rp_flow.h"
 #include "calib/realpipe/rp_overlap.h"
 #include "calib/realpipe/rp_params.h"
@@ -81,6 +84,7 @@ static void usage(FILE *f)
         "       vlrealpipe dutycal  [PARAMS] [--threads T] [--rounds R] [--seconds S]\n"
         "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe turncal  [--seconds S] [--out F.yaml [--force]]\n"
+        "       vlrealpipe stallcal [--seconds S] [--out F.yaml [--force]]\n"
         "       vlrealpipe schedtrace TRACE.txt [--who NAME] [--from S] [--to S]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
@@ -162,6 +166,12 @@ static void usage(FILE *f)
         "ended, by W, and the runner's age then (median).\n"
         "The line turns: {tick_ms: T, slice_ms: 0, through: {work_ms: [W...], share: [P...]},\n"
         "protect: {ms: G, work_ms: [W...], share: [H...]}}.\n"
+        "stallcal: how often and how long the host leaves an idle core unrun (rp_stall.h): one\n"
+        "thread pinned to each CPU sleeps to times 1 ms apart for S (20) s; a wake 5 ms late or\n"
+        "more is a spell of its core (its length: the lateness and half a period). The line\n"
+        "stalls: {per_s: R, ms: {dist: empirical, file: F.samples}} (R: a core's spells a\n"
+        "second; the lengths beside F), or stalls: none; the simulator's cpu.stalls\n"
+        "(--stall-calib F).\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err;\n"
         "--overlap: the real ops' times by how many other ops ran beside them (rp_overlap.h).\n"
@@ -186,7 +196,9 @@ static void usage(FILE *f)
         "        the turncal file's protect part)]] [--cold-calib FILE (coldcal\n"
         "        --out: an op's slow-down after its core idled, the scenario's cpu.cold)]\n"
         "        [--duty-calib FILE (dutycal --out: an op's slow-down when the cores were idle\n"
-        "        much of the time lately, the scenario's cpu.duty)]\n");
+        "        much of the time lately, the scenario's cpu.duty)]\n"
+        "        [--stall-calib FILE (stallcal --out: the host's spells of not running an\n"
+        "        idle core, the scenario's cpu.stalls)]\n");
 }
 
 static int num_arg(const char *s, double lo, double hi, double *v)
@@ -340,6 +352,7 @@ typedef struct opts opts;
 static int read_drift_calib(const char *path, opts *o, char *err, size_t n);
 static int read_cold_calib(const char *path, opts *o, char *err, size_t n);
 static int read_duty_calib(const char *path, opts *o, char *err, size_t n);
+static int read_stall_calib(const char *path, opts *o, char *err, size_t n);
 
 struct opts {
     rp_params p;
@@ -355,6 +368,8 @@ struct opts {
     char *speed;                   /* --drift-calib: its "speed: {...}" mapping (malloc'd) */
     char *cold;                    /* --cold-calib: its "cold: {...}" mapping (malloc'd) */
     char *duty;                    /* --duty-calib: its "duty: {...}" mapping (malloc'd) */
+    char *stalls;                  /* --stall-calib: its "stalls: {...}" mapping (malloc'd;
+                                      NULL for a file that saw none) */
     const char *cores_calib;       /* --cores-calib: a corecal file's speedup */
     bool force;
     bool no_fit;                   /* stackcal --no-fit: pull_ms as measured (rp_stackfit.h) */
@@ -429,6 +444,32 @@ static int read_duty_calib(const char *path, opts *o, char *err, size_t n)
                        "dutycal", &o->duty, err, n))
         return -1;
     o->p.duty = o->duty;
+    return 0;
+}
+
+/* The "stalls: {per_s: R, ms: {...}}" line of a `vlrealpipe stallcal --out`
+ * file: its mapping becomes the scenario's cpu.stalls; a file whose line is
+ * "stalls: none" (no spell seen) leaves the scenario without. */
+static int read_stall_calib(const char *path, opts *o, char *err, size_t n)
+{
+    FILE *f = open_read(path, err, n);
+    if (!f)
+        return -1;
+    char line[256];
+    bool none = false;
+    while (fgets(line, sizeof line, f))
+        if (!strcmp(line, "stalls: none\n"))
+            none = true;
+    fclose(f);
+    free(o->stalls);
+    o->stalls = NULL;
+    o->p.stalls = NULL;
+    if (none)
+        return 0;
+    if (read_flow_line(path, "stalls: {per_s: ", ", ms: {dist: empirical, file: ",
+                       "stalls: {per_s: R, ms: {...}}", "stallcal", &o->stalls, err, n))
+        return -1;
+    o->p.stalls = o->stalls;
     return 0;
 }
 
@@ -686,6 +727,9 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
                 return -1;
         } else if (!strcmp(a, "--duty-calib")) {
             if (read_duty_calib(v, o, err, n))
+                return -1;
+        } else if (!strcmp(a, "--stall-calib")) {
+            if (read_stall_calib(v, o, err, n))
                 return -1;
         } else if (!strcmp(a, "--stack-calib")) {
             if (read_stack_calib(v, &o->p, err, n))
@@ -1152,6 +1196,97 @@ static int cmd_dutycal(opts *o, char *err, size_t n)
         fprintf(m, "%s%.4f", d < r.nduty - 1 ? ", " : "", r.factor[d]);
     fprintf(m, "]}\n");
     return save_stream(o, m, &text, err, n);
+}
+
+/* The stallcal file: the spells as comments, the lengths in a samples file
+ * beside it (F less .yaml, plus .samples; committed first), and the stalls
+ * line the scenario takes (--stall-calib), which names them. */
+static int cmd_stallcal(opts *o, char *err, size_t n)
+{
+    char sp[1100] = "", *abs = NULL;
+    if (o->out) {
+        size_t len = strlen(o->out);
+        if (len > 5 && !strcmp(o->out + len - 5, ".yaml"))
+            len -= 5;
+        if ((size_t)snprintf(sp, sizeof sp, "%.*s.samples", (int)len, o->out) >= sizeof sp) {
+            snprintf(err, n, "%s: the path is too long", o->out);
+            return -1;
+        }
+    }
+    if (check_out(o->out, o->force, err, n) || (o->out && check_out(sp, o->force, err, n)))
+        return -1;
+    double seconds = o->seconds > 0 ? o->seconds : 20;
+    rp_stall_result r;
+    if (rp_stall_run(seconds, RP_STALL_PERIOD_MS, RP_STALL_THR_MS, &r, err, n))
+        return -1;
+    char *text = NULL;
+    size_t cap = 0;
+    FILE *m = open_memstream(&text, &cap);
+    if (!m) {
+        rp_stall_free(&r);
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    fprintf(m, "# vlrealpipe stallcal: one thread pinned to each of %d CPUs, sleeping to times %g ms\n"
+               "# apart for %g s (%ld wakes); a wake %g ms late or more is a spell of its core unrun by\n"
+               "# the host, its length the lateness and half a period\n# spells by core:",
+            r.cpus, r.period_ms, r.seconds, r.wakes, r.thr_ms);
+    for (int k = 0; k < r.cpus; k++)
+        fprintf(m, " %ld", r.spells[k]);
+    fprintf(m, "; on two cores at once (overlapping %g ms or more): %ld\n", r.thr_ms, r.joint);
+    fprintf(m, "# spells: %ld, %.4f a second a core, ms mean %.3f p50 %.3f p90 %.3f max %.3f; "
+               "their time %.3f %% of the cores'\n",
+            r.nspells, r.per_s, r.mean_ms, r.p50_ms, r.p90_ms, r.max_ms, 100 * r.busy_share);
+    if (r.nspells == 0) {
+        fprintf(m, "stalls: none\n");
+    } else if (o->out) {
+        char *slash = strrchr(sp, '/');
+        char dir[1100];
+        snprintf(dir, sizeof dir, "%.*s", slash ? (int)(slash - sp) : 1, slash ? sp : ".");
+        if (!(abs = realpath(dir[0] ? dir : "/", NULL))) {
+            fclose(m);
+            free(text);
+            rp_stall_free(&r);
+            snprintf(err, n, "cannot resolve %.900s", dir);
+            return -1;
+        }
+        fprintf(m, "stalls: {per_s: %.6g, ms: {dist: empirical, file: \"%s/%s\"}}\n", r.per_s, abs,
+                slash ? slash + 1 : sp);
+    } else {
+        fprintf(m, "# (no --out: the spells' lengths are not kept)\n");
+    }
+    free(abs);
+    if (fclose(m) != 0) {
+        free(text);
+        rp_stall_free(&r);
+        snprintf(err, n, "out of memory");
+        return -1;
+    }
+    fputs(text, stdout);
+    int rc = 0;
+    if (o->out) {
+        out_file f[2];
+        int opened = 0;
+        for (; opened < 2 && !rc; opened++)
+            rc = out_open(&f[opened], opened ? o->out : sp, err, n);
+        if (rc)
+            opened--;
+        if (!rc) {
+            fprintf(f[0].f, "# vlrealpipe stallcal: the spells' lengths (ms) of an idle core unrun by "
+                            "the host, beside %s\n", o->out);
+            for (long i = 0; i < r.nspells; i++)
+                fprintf(f[0].f, "%.6f\n", r.ms[i]);
+            fputs(text, f[1].f);
+        }
+        for (int i = 0; i < opened; i++)
+            if (rc)
+                out_abort(&f[i]);
+            else
+                rc = out_commit(&f[i], err, n);
+    }
+    free(text);
+    rp_stall_free(&r);
+    return rc;
 }
 
 /* The turncal file: the method and each op length's walls as comments, and
@@ -1824,6 +1959,8 @@ int main(int argc, char **argv)
         rc = cmd_turncal(&o, err, sizeof err);
     else if (!strcmp(cmd, "dutycal"))
         rc = cmd_dutycal(&o, err, sizeof err);
+    else if (!strcmp(cmd, "stallcal"))
+        rc = cmd_stallcal(&o, err, sizeof err);
     else if (!strcmp(cmd, "compare"))
         rc = cmd_compare(&o, err, sizeof err);
     else if (!strcmp(cmd, "schedtrace"))
@@ -1837,6 +1974,7 @@ int main(int argc, char **argv)
     free(o.speed);
     free(o.cold);
     free(o.duty);
+    free(o.stalls);
     if (rc) {
         fprintf(stderr, "vlrealpipe %s: %s (see vlrealpipe --help)\n", cmd, err);
         return 2;

@@ -60,6 +60,9 @@ typedef struct {
     const char *duty;          /* NULL: none; else an op's slow-down when the cores were idle
                                   lately, the flow mapping "{util: [...], factor: [...]}" of a
                                   vlrealpipe dutycal file: the scenario's cpu.duty */
+    const char *stalls;        /* NULL: none; else the host's spells of not running an idle core,
+                                  the flow mapping "{per_s: R, ms: {...}}" of a vlrealpipe
+                                  stallcal file: the scenario's cpu.stalls */
     int has_stack;             /* 1: jobs placed on cores (vlrealpipe stackcal): cpu.stack */
     double stack_share, stack_migrate_ms, stack_pull_ms;
     double stack_switch_ms;    /* 0: the jobs on a core share it; > 0: they take turns */

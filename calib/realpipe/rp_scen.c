@@ -239,6 +239,8 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
         fprintf(f, "cold: %s, ", p->cold);
     if (p->duty)                       /* an op while the cores idled lately (rp_duty.h) */
         fprintf(f, "duty: %s, ", p->duty);
+    if (p->stalls)                     /* an idle core the host runs late (rp_stall.h) */
+        fprintf(f, "stalls: %s, ", p->stalls);
     if (p->has_stack) {                /* where a woken op lands (rp_stack.h) */
         rp_stack_yaml(f, p);
         fprintf(f, ", ");

@@ -88,7 +88,10 @@
 # without it, results-warm.csv), DUTY_S (2): dutycal's seconds per duty (4 rounds of 7
 # duties; 0: no dutycal; with it, the report also shows the same loads with an op
 # slower while the cores were idle much of the time lately, cpu.duty, results-duty.csv:
-# reported, not the prediction), BAND (0.05: the prediction also at the machine
+# reported, not the prediction), STALL_S (30): stallcal's seconds, just before
+# each load point's runs (0: none; with it, the prediction says how often and how
+# long the host leaves an idle core unrun, cpu.stalls, and the report also shows the
+# same loads without it, results-nostalls.csv), BAND (0.05: the prediction also at the machine
 # BAND slower and faster, results-slow.csv and results-fast.csv; 0: not), HISTORY (8): each experiment is kept in
 # build/validate-history/<UTC stamp of its start>/ (its real runs' spans, the
 # scenarios and the calibration files they read: about 40 MB), and the report
@@ -138,6 +141,7 @@ RUN_BRIDGE_MS=0.05                  # stackcal's run bridge (calib/realpipe/rp_s
 TURN_S=${TURN_S:-6}
 COLD_S=${COLD_S:-30}
 DUTY_S=${DUTY_S:-2}
+STALL_S=${STALL_S:-30}
 HISTORY=${HISTORY:-8}
 BAND=${BAND:-0.05}                  # the prediction again at 1 -+ BAND x the machine's speed (0: not)
 GOP_ROWS=${GOP_ROWS:-9}
@@ -246,6 +250,14 @@ log "calibrating H.264 decode of the pipeline's clip (vlcalib decode)"
   --passes 10 --force --out "$WORK/calib/h264-640x360.yaml" > "$WORK/calib/decode.log"
 log "measuring thread wake-up latency (vlcalib wakeup)"
 "${PRIO[@]}" ./vlcalib wakeup --busy "$CORES" --ring 4 --force --out "$WORK/calib/wakeup.yaml" > "$WORK/calib/wakeup.log"
+# The share (%) of the kept frames' first-stage spans (after the warm-up) in these
+# span files whose release came 5 ms or more after the frame's time (enqueue -
+# arrive): the camera thread held up, as the host's spells do (rp_stall.h).
+late_release() {
+  awk -F, -v w="$WARMUP" '/^frame,/ && $5 == "decode" && $7 >= 1000 * w { n++; if ($8 - $7 >= 5) k++ }
+    END { printf "%.3f", n ? 100 * k / n : 0 }' "$@"
+}
+
 log "measuring the wake-up by the ops running beside it (vlrealpipe wakecal)"
 "${PRIO[@]}" ./vlrealpipe wakecal --cores "$CORES" --force --out "$WORK/calib/wakecal.yaml" > /dev/null
 log "timing the same ops in the pipeline's op mix, one thread (vlrealpipe mixcal)"
@@ -352,6 +364,14 @@ for L in $LOADS; do
         --cores "$CORES" > "$D/capacity.txt"
       L_CAP=$(awk '/^capacity_fps_per_stream/ {print $2}' "$D/capacity.txt")
     fi
+    # the host's spells of not running an idle core, as close to the runs as can be:
+    # they come and go with the host's other work (rp_stall.h)
+    STALLS=()
+    if [ "$STALL_S" != 0 ]; then
+      log "load $L: measuring the host's spells of not running an idle core, ${STALL_S} s (vlrealpipe stallcal)"
+      "${PRIO[@]}" ./vlrealpipe stallcal --seconds "$STALL_S" --force --out "$D/stallcal.yaml" > /dev/null
+      STALLS=(--stall-calib "$D/stallcal.yaml")
+    fi
     FPS=$(awk -v c="$L_CAP" -v l="$L" 'BEGIN {printf "%.4f", c * l}')
     L_WIDX=$(wake_index "$L_WCAL")
     spans=() used=() restart=0
@@ -412,8 +432,8 @@ for L in $LOADS; do
   for f in "${used[@]}"; do phases+=(--phases-from "$f"); done
   # the prediction's scenario, from the calibration and the load point alone
   PREDICT=(--calib "$L_TINY" --decode-calib "$L_DEC" --wakeup "$L_WAKE" --cores-calib "$L_CORE" --wake-calib "$L_WCAL"
-    "${DRIFT[@]}" "${STACK[@]}" "${COLD[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP" --sim-duration "$SIM_S"
-    --sim-reps "$SIM_REPS")
+    "${DRIFT[@]}" "${STACK[@]}" "${COLD[@]}" "${STALLS[@]}" --fps "$FPS" --cores "$CORES" --warmup "$WARMUP"
+    --sim-duration "$SIM_S" --sim-reps "$SIM_REPS")
   ./vlrealpipe scenario "${PREDICT[@]}" "${phases[@]}" --out "$D/scenario.yaml"
   ./vlsim run "$D/scenario.yaml" --csv "$D/sim.csv" --plot "$D/plot" --trace "$D/sim-spans.csv" -q 2> "$D/sim.log"
   # the same diagnostic of the simulator's own spans (replication 0: run 1's phases)
@@ -459,6 +479,18 @@ for L in $LOADS; do
   # the same prediction with a camera thread per stream: what the one source thread does
   sed 's/source: one_thread/source: timer/' "$D/scenario.yaml" > "$D/scenario-perstream.yaml"
   ./vlsim run "$D/scenario-perstream.yaml" --csv "$D/sim-perstream.csv" -q 2> "$D/sim-perstream.log"
+  if [ "$STALL_S" != 0 ]; then     # the same prediction without cpu.stalls: what the host's spells do
+    sed 's/stalls: {per_s: [^}]*}}, //' "$D/scenario.yaml" > "$D/scenario-nostalls.yaml"
+    ./vlsim run "$D/scenario-nostalls.yaml" --csv "$D/sim-nostalls.csv" --trace "$D/sim-nostalls-spans.csv" -q \
+      2> "$D/sim-nostalls.log"
+    ./vlrealpipe compare --load "$L" --sim "$D/sim-nostalls.csv" --warmup "$WARMUP" --out "$D/rows-nostalls.csv" \
+      "${used[@]}" > /dev/null
+    # the frames released 5 ms late or more: the real runs', replication 0's with and without
+    { echo "load,real,sim,nostalls"
+      printf '%s,%s,%s,%s\n' "$L" "$(late_release "${used[@]}")" "$(late_release "$D/sim-spans.csv")" \
+        "$(late_release "$D/sim-nostalls-spans.csv")"; } > "$D/late-release.csv"
+    rm -f "$D/sim-nostalls-spans.csv"
+  fi
   ./vlrealpipe compare --load "$L" --sim "$D/sim-perstream.csv" --warmup "$WARMUP" --out "$D/rows-perstream.csv" \
     "${used[@]}" > /dev/null
   if [ "$STACK_S" != 0 ]; then     # the same prediction with the cores pooled: what cpu.stack does
@@ -578,6 +610,8 @@ join_loads rows-probed.csv > "$WORK/results-probed.csv"
 [ "$TURN_S" = 0 ] || join_loads rows-noprotect.csv > "$WORK/results-noprotect.csv"
 [ "$COLD_S" = 0 ] || join_loads rows-warm.csv > "$WORK/results-warm.csv"
 [ "$DUTY_S" = 0 ] || join_loads rows-duty.csv > "$WORK/results-duty.csv"
+[ "$STALL_S" = 0 ] || join_loads rows-nostalls.csv > "$WORK/results-nostalls.csv"
+[ "$STALL_S" = 0 ] || join_loads late-release.csv > "$WORK/late-release.csv"
 FLAT=1                            # every load point's scenario had the clip's content
 for L in $LOADS; do if [ ! -f "$WORK/runs/$L/rows-flat.csv" ]; then FLAT=0; fi; done
 [ "$FLAT" = 0 ] || join_loads rows-flat.csv > "$WORK/results-flat.csv"
@@ -833,6 +867,35 @@ elapsed=$(( $(date +%s) - t_start ))
     echo "to back):"
     echo
     frame_table "$WORK/results-warm.csv"
+    echo
+  fi
+  if [ "$STALL_S" != 0 ]; then
+    echo "## The same loads without the host's stalls"
+    echo
+    echo "An idle core of the VM halts and the host gives its CPU to others; to wake a thread"
+    echo "there it must run the core again, and now and then does so 5 to 100 ms late. Every"
+    echo "thread woken onto that core in the spell waits for its end together (the camera thread"
+    echo "releases the frames due meanwhile at once). vlrealpipe stallcal measures the spells"
+    echo "apart from the pipeline, ${STALL_S} s just before each load point's runs (rp_stall.h: one"
+    echo "thread pinned to each CPU sleeping to times 1 ms apart; a wake 5 ms late or more is a"
+    echo "spell; the prediction's cpu.stalls):"
+    echo
+    for L in $LOADS; do
+      echo "    load $L:"
+      grep '^# spells\|^stalls' "$WORK/runs/$L/stallcal.yaml" | sed 's/^# /      /; s/^stalls/      stalls/'
+    done
+    echo
+    echo "The frames (after the warm-up) released 5 ms or more after their time, %: the real"
+    echo "runs, and replication 0 of the prediction with and without cpu.stalls:"
+    echo
+    echo "| load | real | sim | sim without stalls |"
+    echo "|---|---|---|---|"
+    awk -F, 'NR > 1 { printf "| %s | %.2f | %.2f | %.2f |\n", $1, $2, $3, $4 }' "$WORK/late-release.csv"
+    echo
+    echo "The same real runs against the prediction without cpu.stalls (the prediction before"
+    echo "2026-12-06 11:00 UTC):"
+    echo
+    frame_table "$WORK/results-nostalls.csv"
     echo
   fi
   if [ "$DUTY_S" != 0 ]; then
@@ -1227,6 +1290,7 @@ if [ "$RECAL" = 1 ]; then     # each load point's: the ring and the mix means (t
     cp "$WORK/runs/$L/wakeup.yaml" "$WORK/runs/$L/corecal.yaml" "$WORK/runs/$L/corecal-own.yaml" \
       "$WORK/runs/$L/wakecal.yaml" \
       "$WORK/runs/$L/mixcal.txt" "$OUT/calib/$L/"
+    [ "$STALL_S" = 0 ] || cp "$WORK/runs/$L/stallcal.yaml" "$WORK/runs/$L/stallcal.samples" "$OUT/calib/$L/"
   done
 fi
 mv "$WORK/results-iso.csv" "$OUT/results-iso.csv"
@@ -1236,6 +1300,9 @@ rm -f "$OUT/results-warm.csv"
 [ "$COLD_S" = 0 ] || mv "$WORK/results-warm.csv" "$OUT/results-warm.csv"
 rm -f "$OUT/results-duty.csv"
 [ "$DUTY_S" = 0 ] || mv "$WORK/results-duty.csv" "$OUT/results-duty.csv"
+rm -f "$OUT/results-nostalls.csv" "$OUT/late-release.csv"
+[ "$STALL_S" = 0 ] || mv "$WORK/results-nostalls.csv" "$OUT/results-nostalls.csv"
+[ "$STALL_S" = 0 ] || mv "$WORK/late-release.csv" "$OUT/late-release.csv"
 rm -f "$OUT/results-flat.csv"
 [ "$FLAT" = 0 ] || mv "$WORK/results-flat.csv" "$OUT/results-flat.csv"
 mv "$WORK/results-perstream.csv" "$OUT/results-perstream.csv"

@@ -75,6 +75,7 @@ void cores_free(cores_t *c)
     free(c->idle_t);
     free(c->run_t0);
     free(c->empty_t);
+    free(c->turn_at);
     c->run_t0 = c->empty_t = NULL;
     c->job = NULL;
     c->idle_t = NULL;

@@ -138,6 +138,7 @@ static int result_alloc(const scenario_cfg *cfg, run_result *res)
 {
     int ng = cfg->cluster.gpus;
     res->ngpus = ng;
+    res->nstages = cfg->nstages;
     res->stage = calloc((size_t)cfg->nstages, sizeof *res->stage);
     res->gpu = calloc((size_t)(ng > 0 ? ng : 1), sizeof *res->gpu);
     res->series = malloc(PIPE_MAX_SERIES * sizeof *res->series);
@@ -628,15 +629,14 @@ int run_scenario(const scenario_cfg *cfg, const run_opts *opts, run_result *res,
 
 void run_result_free(run_result *res)
 {
-    const scenario_cfg *cfg = res->cfg;
-    if (res->stage && cfg)
-        for (int s = 0; s < cfg->nstages; s++)
+    if (res->stage)
+        for (int s = 0; s < res->nstages; s++)
             free(res->stage[s].batch_counts);
     if (res->gpu)
         for (int g = 0; g < res->ngpus; g++)
             free(res->gpu[g].busy_ms);
-    if (res->cdf_stage && cfg)
-        for (int s = 0; s < cfg->nstages; s++)
+    if (res->cdf_stage)
+        for (int s = 0; s < res->nstages; s++)
             hist_free(&res->cdf_stage[s]);
     hist_free(&res->cdf_e2e);
     free(res->cdf_stage);

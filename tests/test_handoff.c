@@ -13,15 +13,24 @@
 #define HEAD "name: t\nduration_s: 10\nwarmup_s: 1\nreplications: 1\n" \
              "workload: {arrival: periodic, streams: 1, fps: 10, phase: aligned}\n"
 
+/* The scenario of the last run: a run_result points at its scenario, which
+ * must outlive it (run_result_free reads its stage count), so it is freed
+ * with the result, by done(). */
+static scenario_cfg ran_cfg;
+
 static void run_yaml(const char *yaml, run_result *r)
 {
-    scenario_cfg c;
     char err[512] = "";
-    cr_assert_eq(scn_load_string(yaml, strlen(yaml), "t.yaml", ".", &c, err, sizeof err), 0,
+    cr_assert_eq(scn_load_string(yaml, strlen(yaml), "t.yaml", ".", &ran_cfg, err, sizeof err), 0,
                  "%s", err);
     run_opts o = {1, NULL, NULL, NULL};
-    cr_assert_eq(run_scenario(&c, &o, r, err, sizeof err), 0, "run_scenario: %s", err);
-    cfg_free(&c);
+    cr_assert_eq(run_scenario(&ran_cfg, &o, r, err, sizeof err), 0, "run_scenario: %s", err);
+}
+
+static void done(run_result *r)
+{
+    run_result_free(r);
+    cfg_free(&ran_cfg);
 }
 
 /* One core. A frame arrives: its handoff (2 ms of CPU) and its service
@@ -37,12 +46,12 @@ Test(handoff, two_worker_stages_one_core)
     cr_expect_float_eq(r.e2e.mean.mean, 24.0, 1e-9, "e2e %g", r.e2e.mean.mean);
     cr_expect_float_eq(r.stage[0].sojourn.mean.mean, 12.0, 1e-9, "a %g", r.stage[0].sojourn.mean.mean);
     cr_expect_float_eq(r.stage[1].sojourn.mean.mean, 12.0, 1e-9, "b %g", r.stage[1].sojourn.mean.mean);
-    run_result_free(&r);
+    done(&r);
     run_yaml(HEAD "cpu: {cores: 1}\n"
              "stages:\n  - {name: a, service: {dist: constant, ms: 10}}\n"
              "  - {name: b, service: {dist: constant, ms: 10}}\n", &r);
     cr_expect_float_eq(r.e2e.mean.mean, 20.0, 1e-9, "e2e %g", r.e2e.mean.mean);
-    run_result_free(&r);
+    done(&r);
 }
 
 /* The worker hands over before it takes its next item. Two streams, two
@@ -64,7 +73,7 @@ Test(handoff, the_worker_hands_over_before_its_next_item)
                        r.stage[0].sojourn.mean.mean);
     cr_expect_float_eq(r.stage[1].sojourn.mean.mean, 10.0, 1e-9, "b %g", r.stage[1].sojourn.mean.mean);
     cr_expect_float_eq(r.e2e.mean.mean, (20 + 32) / 2.0, 1e-9, "e2e %g", r.e2e.mean.mean);
-    run_result_free(&r);
+    done(&r);
 }
 
 /* Two cores: the handoff runs beside the service on the other core, so it
@@ -79,12 +88,12 @@ Test(handoff, two_cores_and_a_speedup)
              "stages:\n  - {name: a, service: {dist: constant, ms: 10}}\n"
              "  - {name: b, service: {dist: constant, ms: 10}}\n", &r);
     cr_expect_float_eq(r.e2e.mean.mean, 20.0, 1e-9, "e2e %g", r.e2e.mean.mean);
-    run_result_free(&r);
+    done(&r);
     run_yaml(HEAD "cpu: {cores: 2, handoff_ms: 2, speedup: [1, 1.5]}\n"
              "stages:\n  - {name: a, service: {dist: constant, ms: 10}}\n"
              "  - {name: b, service: {dist: constant, ms: 10}}\n", &r);
     cr_expect_float_eq(r.e2e.mean.mean, 2 * (10 + 2.0 / 3), 1e-9, "e2e %g", r.e2e.mean.mean);
-    run_result_free(&r);
+    done(&r);
 }
 
 /* GPU stages on the cores (an executor thread): the handoff into the first
@@ -97,7 +106,7 @@ Test(handoff, none_between_gpu_stages)
              "stages:\n  - {name: encode, on: gpu, service: {dist: constant, ms: 10}}\n"
              "  - {name: reduce, on: gpu, service: {dist: constant, ms: 10}}\n", &r);
     cr_expect_float_eq(r.e2e.mean.mean, 22.0, 1e-9, "e2e %g", r.e2e.mean.mean);
-    run_result_free(&r);
+    done(&r);
 }
 
 /* Only the stages on the cores: b is not, so its entry costs nothing. */
@@ -108,7 +117,7 @@ Test(handoff, only_stages_on_the_cores)
              "stages:\n  - {name: a, service: {dist: constant, ms: 10}}\n"
              "  - {name: b, service: {dist: constant, ms: 10}}\n", &r);
     cr_expect_float_eq(r.e2e.mean.mean, 22.0, 1e-9, "e2e %g", r.e2e.mean.mean);
-    run_result_free(&r);
+    done(&r);
 }
 
 Test(handoff, loader)

@@ -8,6 +8,7 @@
 #include "models/run.h"
 #include <math.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,6 +286,15 @@ static rep_lat rep_value(const lat_digest *d)
     return v;
 }
 
+/* The 95 % interval over the n replications of the digests' double at byte
+ * offset off (col: n doubles of scratch). */
+static stats_ci ci_over(const rep_digest *dig, int n, size_t off, double *col)
+{
+    for (int r = 0; r < n; r++)
+        memcpy(&col[r], (const char *)&dig[r] + off, sizeof col[r]);
+    return stats_t_interval(col, (size_t)n, 0.95);
+}
+
 static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_result *res)
 {
     for (int r = 0; r < n; r++) {
@@ -357,24 +367,12 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
     }
     res->e2e = estimate(tmp, n);
     res->drop_rate = stats_t_interval(col, (size_t)n, 0.95);
-    for (int r = 0; r < n; r++)
-        col[r] = dig[r].cpu_two;
-    res->cpu_two = stats_t_interval(col, (size_t)n, 0.95);
-    for (int r = 0; r < n; r++)
-        col[r] = dig[r].cpu_two_same;
-    res->cpu_two_same = stats_t_interval(col, (size_t)n, 0.95);
-    for (int r = 0; r < n; r++)
-        col[r] = dig[r].cpu_cold;
-    res->cpu_cold = stats_t_interval(col, (size_t)n, 0.95);
-    for (int r = 0; r < n; r++)
-        col[r] = dig[r].cpu_duty;
-    res->cpu_duty = stats_t_interval(col, (size_t)n, 0.95);
-    for (int r = 0; r < n; r++)
-        col[r] = dig[r].cpu_stalled;
-    res->cpu_stalled = stats_t_interval(col, (size_t)n, 0.95);
-    for (int r = 0; r < n; r++)
-        col[r] = dig[r].cpu_stall_ms;
-    res->cpu_stall_ms = stats_t_interval(col, (size_t)n, 0.95);
+    res->cpu_two = ci_over(dig, n, offsetof(rep_digest, cpu_two), col);
+    res->cpu_two_same = ci_over(dig, n, offsetof(rep_digest, cpu_two_same), col);
+    res->cpu_cold = ci_over(dig, n, offsetof(rep_digest, cpu_cold), col);
+    res->cpu_duty = ci_over(dig, n, offsetof(rep_digest, cpu_duty), col);
+    res->cpu_stalled = ci_over(dig, n, offsetof(rep_digest, cpu_stalled), col);
+    res->cpu_stall_ms = ci_over(dig, n, offsetof(rep_digest, cpu_stall_ms), col);
     for (int k = 0; k < RUN_NSTACK; k++) {
         for (int r = 0; r < n; r++)
             col[r] = dig[r].cpu_stack[k];

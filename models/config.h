@@ -208,8 +208,9 @@ typedef struct {
  *
  * With stalls the host now and then does not run a core: each core's spells
  * begin at per_s a second and last a draw from ms, and a thread woken onto
- * an idle core in a spell runs at its end (models/stalls.h; `vlrealpipe
- * stallcal`).
+ * an idle core in a spell runs at its end, unless the core has been idle
+ * for less than poll_ms: the host still polls it (models/stalls.h;
+ * `vlrealpipe stallcal`).
  *
  * With stack the jobs are placed on cores instead of pooled: a job started
  * while a core is free goes beside a running one with probability share,
@@ -294,6 +295,7 @@ typedef struct {
     double stall_per_s;      /* 0: the host runs every core at once; else cpu.stalls: each
                                 core's spells of not running begin at this rate (/s) */
     dist_t stall_ms;         /* the spells' lengths (models/stalls.h) */
+    double stall_poll_ms;    /* >= 0: a core idle less than this is not in a spell (0) */
 } cpu_cfg;
 
 /* cpu.source: ideal — each frame enters the first stage at its time; timer — a

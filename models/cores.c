@@ -241,6 +241,18 @@ static void core_lose(cores_t *c, int k, double now)
     }
 }
 
+int cores_track_idle(cores_t *c)
+{
+    if (!c->idle_t && !(c->idle_t = calloc((size_t)c->cores, sizeof *c->idle_t)))
+        return -1;                     /* idle since time 0 */
+    return 0;
+}
+
+double cores_idle_since(const cores_t *c, int k)
+{
+    return c->idle_t[k];
+}
+
 int cores_set_cold(cores_t *c, const double *idle_ms, const double *factor, int n)
 {
     if (n < 1)
@@ -248,8 +260,7 @@ int cores_set_cold(cores_t *c, const double *idle_ms, const double *factor, int 
     for (int i = 0; i < n; i++)
         if (!(idle_ms[i] >= 0 && factor[i] > 0) || (i > 0 && !(idle_ms[i] > idle_ms[i - 1])))
             return -1;
-    free(c->idle_t);
-    if (!(c->idle_t = calloc((size_t)c->cores, sizeof *c->idle_t)))   /* idle since time 0 */
+    if (cores_track_idle(c) != 0)
         return -1;
     c->cold_idle_ms = idle_ms;
     c->cold_factor = factor;

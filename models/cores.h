@@ -302,6 +302,13 @@ int cores_set_share_run(cores_t *c, const double *age_ms, const double *factor, 
  * running jobs last fell to n. A move or a turn changes no job's work.
  * 0, or -1 on bad arguments or out of memory. */
 int cores_set_cold(cores_t *c, const double *idle_ms, const double *factor, int n);
+/* Keep when each core last emptied (cold cores do; so may a caller that
+ * asks cores_idle_since). Idempotent; 0, or -1 out of memory. */
+int cores_track_idle(cores_t *c);
+/* Tracking on: when core k last emptied (0 if never run; pooled: when the
+ * running jobs last fell to k, so that the k-th core had nothing). Only
+ * meaningful while core k is idle. */
+double cores_idle_since(const cores_t *c, int k);
 /* Busy lately: a job starting now needs its work times factor interpolated
  * (linearly, held at the ends) on util[] (n >= 1, increasing in [0, 1];
  * factor > 0; both kept, not copied) at the cores' recent utilisation, the

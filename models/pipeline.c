@@ -466,7 +466,8 @@ static void hold(pipe_t *p, uint32_t kind, uint32_t a, uint64_t b)
  * so there any core is drawn while one is idle (its spells are as likely as
  * an idle one's). With every core busy the thread goes beside a running one,
  * which the host is running: no spell (its own are in the ops' measured
- * times). */
+ * times). Nor in one while the host still polls the idle core: halted for
+ * less than cpu.stalls.poll_ms at t. */
 static double after_stalls(pipe_t *p, double now, double t)
 {
     const cores_t *c = &p->cores;
@@ -481,14 +482,19 @@ static double after_stalls(pipe_t *p, double now, double t)
         return t;
     int pick = (int)gsl_rng_uniform_int(p->stall_rng, c->on ? (unsigned long)idle
                                                               : (unsigned long)c->cores);
+    int slot = pick;                   /* whose idle time counts */
     if (c->on) {
         for (k = 0; k < c->cores; k++)
             if (c->on[k] == 0 && pick-- == 0)
                 break;
+        slot = k;
     } else {
-        k = pick;
+        k = pick;                      /* pooled: any core's spells; the idle time of one */
+        slot = c->n + pick * idle / c->cores;   /* of the free slots, n .. cores - 1, spread
+                                                   evenly over the picks (no draw of its own) */
     }
-    return stalls_wake(&p->stalls, k, now, t);
+    double halted = p->stalls.poll_ms > 0 ? t - cores_idle_since(c, slot) : HUGE_VAL;
+    return stalls_wake(&p->stalls, k, now, t, halted);
 }
 
 /* Push (kind, a, b) after a draw from busy[min(k, nbusy - 1)] (plain when
@@ -1166,6 +1172,9 @@ static int pipe_setup(pipe_t *p, uint32_t rep, double warmup_ms, double t_end)
             p->stall_rng = NULL;
             return -1;
         }
+        stalls_set_poll(&p->stalls, cfg->cpu.stall_poll_ms);
+        if (cfg->cpu.stall_poll_ms > 0 && cores_track_idle(&p->cores) != 0)
+            return -1;
     }
     if (speed_setup(p, rep, t_end) != 0)
         return -1;
@@ -1242,7 +1251,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
     out->events = 0;
     out->peak_in_flight = 0;
     out->cpu_busy_ms = out->cpu_two_ms = out->cpu_two_same_ms = 0;
-    out->cpu_stall_wakes = out->cpu_stalled = 0;
+    out->cpu_stall_wakes = out->cpu_stalled = out->cpu_stall_polled = 0;
     out->cpu_stall_wait_ms = 0;
     out->cpu_work_ms = out->cpu_cold_extra_ms = out->cpu_duty_extra_ms = 0;
     memset(out->cpu_spell_ms, 0, sizeof out->cpu_spell_ms);
@@ -1325,6 +1334,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
         if (p.stall_rng) {
             out->cpu_stall_wakes = (uint64_t)p.stalls.wakes;
             out->cpu_stalled = (uint64_t)p.stalls.stalled;
+            out->cpu_stall_polled = (uint64_t)p.stalls.polled;
             out->cpu_stall_wait_ms = p.stalls.wait_ms;
         }
         out->cpu_work_ms = p.cores.work_ms;

@@ -118,6 +118,7 @@ typedef struct {
     double cpu_spell_ms[2];     /* cpu.stack: cores.h's spells, begun by a start / an end */
     uint64_t cpu_stall_wakes, cpu_stalled;   /* cpu.stalls: wake-ups onto an idle core, and
                                    those that waited for the host's spell to end */
+    uint64_t cpu_stall_polled;  /* cpu.stalls: of the wake-ups, those within the poll window */
     double cpu_stall_wait_ms;   /* cpu.stalls: those waits, summed */
     uint64_t cpu_spells[2], cpu_spell_moves[2], cpu_chances, cpu_stacked;
     canary_rec canary;          /* the canary rollout, warm-up excluded (canary.h) */

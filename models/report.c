@@ -91,6 +91,9 @@ void report_table(FILE *f, const run_result *r, double wall_s)
     if (c->cpu.cores > 0 && c->cpu.stall_per_s > 0)
         fprintf(f, "  cores: %.2f %% of the wake-ups onto an idle core waited for the host to run "
                 "it (cpu.stalls), %.2f ms in mean\n", 100.0 * r->cpu_stalled.mean, r->cpu_stall_ms.mean);
+    if (c->cpu.cores > 0 && c->cpu.stall_per_s > 0 && c->cpu.stall_poll_ms > 0)
+        fprintf(f, "  cores: %.2f %% of them came while the host still polled the core (cpu.stalls.poll_ms "
+                "%g): never held\n", 100.0 * r->cpu_polled.mean, c->cpu.stall_poll_ms);
     if (c->cpu.cores > 0 && c->cpu.has_stack)
         fprintf(f, "  cores: exactly two jobs %.1f %% of the busy time, %.1f %% of that on one core\n",
                 100.0 * r->cpu_two.mean, 100.0 * r->cpu_two_same.mean);
@@ -293,6 +296,8 @@ void report_json(FILE *f, const run_result *r, double wall_s)
         if (c->cpu.stall_per_s > 0) {
             json_ci(&w, "stalled_wake_share", &r->cpu_stalled);
             json_ci(&w, "stalled_wake_ms", &r->cpu_stall_ms);
+            if (c->cpu.stall_poll_ms > 0)
+                json_ci(&w, "polled_wake_share", &r->cpu_polled);
         }
         if (c->cpu.has_stack) {
             jw_obj_begin(&w, "stack");

@@ -55,6 +55,7 @@ typedef struct {
     double cpu_stalled;            /* cpu.stalls: the share of wake-ups onto an idle core held by
                                       the host's spell */
     double cpu_stall_ms;           /* cpu.stalls: their mean wait (0: none) */
+    double cpu_polled;             /* cpu.stalls: the share within the host's poll window */
     double cpu_stack[RUN_NSTACK];  /* cpu.stack: run.h's figures */
     canary_rec canary;
     double window_ms;            /* measured: shorter when the replication stopped early */
@@ -247,6 +248,7 @@ static int run_one(void *vctx, int r)
         d->cpu_duty = rs.cpu_work_ms > 0 ? rs.cpu_duty_extra_ms / rs.cpu_work_ms : 0;
         d->cpu_stalled = rs.cpu_stall_wakes > 0 ? (double)rs.cpu_stalled / (double)rs.cpu_stall_wakes : 0;
         d->cpu_stall_ms = rs.cpu_stalled > 0 ? rs.cpu_stall_wait_ms / (double)rs.cpu_stalled : 0;
+        d->cpu_polled = rs.cpu_stall_wakes > 0 ? (double)rs.cpu_stall_polled / (double)rs.cpu_stall_wakes : 0;
         stack_figures(&rs, d->cpu_stack);
         d->events = rs.events;
         d->peak_in_flight = rs.peak_in_flight;
@@ -373,6 +375,7 @@ static void reduce(const scenario_cfg *cfg, const rep_digest *dig, int n, run_re
     res->cpu_duty = ci_over(dig, n, offsetof(rep_digest, cpu_duty), col);
     res->cpu_stalled = ci_over(dig, n, offsetof(rep_digest, cpu_stalled), col);
     res->cpu_stall_ms = ci_over(dig, n, offsetof(rep_digest, cpu_stall_ms), col);
+    res->cpu_polled = ci_over(dig, n, offsetof(rep_digest, cpu_polled), col);
     for (int k = 0; k < RUN_NSTACK; k++) {
         for (int r = 0; r < n; r++)
             col[r] = dig[r].cpu_stack[k];

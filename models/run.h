@@ -111,6 +111,8 @@ typedef struct {
     stats_ci cpu_stalled;            /* cpu.stalls: the share of the wake-ups onto an idle core
                                         that waited out the host's spell on it */
     stats_ci cpu_stall_ms;           /* cpu.stalls: their mean wait, ms */
+    stats_ci cpu_polled;             /* cpu.stalls: the share of those wake-ups within the
+                                        host's poll window (cpu.stalls.poll_ms) */
     int nstages;                     /* the stages its arrays hold: run_result_free reads this,
                                         not cfg, which may be gone by then */
     int ngpus;

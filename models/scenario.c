@@ -2529,11 +2529,12 @@ static int read_duty(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     return h && read_double(ld, h, "cpu.duty.halflife_ms", POSITIVE, &u->duty_halflife_ms) ? -1 : 0;
 }
 
-/* cpu.stalls: {per_s: R (> 0), ms: DIST}: each core's spells of not being
- * run by the host (models/stalls.h). */
+/* cpu.stalls: {per_s: R (> 0), ms: DIST, poll_ms: W (>= 0, 0)}: each core's
+ * spells of not being run by the host, which a core idle for less than W
+ * does not see (models/stalls.h). */
 static int read_stalls(loader *ld, const yaml_node_t *map, cpu_cfg *u)
 {
-    static const char *const keys[] = {"per_s", "ms", NULL};
+    static const char *const keys[] = {"per_s", "ms", "poll_ms", NULL};
     char show[SCN_SHOW_LEN + 16];
     const yaml_node_t *v;
     double per_s = 0;
@@ -2550,6 +2551,9 @@ static int read_stalls(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     if (read_dist(ld, v, "cpu.stalls.ms", 0, false, &u->stall_ms))
         return -1;
     u->stall_per_s = per_s;
+    u->stall_poll_ms = 0;
+    if ((v = get(ld, map, "poll_ms")) && read_double(ld, v, "cpu.stalls.poll_ms", NONNEGATIVE, &u->stall_poll_ms))
+        return -1;
     return 0;
 }
 

@@ -21,6 +21,7 @@ int stalls_init(stalls_t *s, int cores, double per_s, const dist_t *ms, gsl_rng 
     s->gap_mean_ms = 1000.0 / per_s;
     s->ms = ms;
     s->rng = r;
+    s->poll_ms = 0;
     s->t0 = malloc((size_t)cores * sizeof *s->t0);
     s->t1 = malloc((size_t)cores * sizeof *s->t1);
     if (!s->t0 || !s->t1) {
@@ -53,10 +54,19 @@ int stalls_on(stalls_t *s, int k, double now)
     return s->t0[k] <= now;
 }
 
-double stalls_wake(stalls_t *s, int k, double now, double t)
+void stalls_set_poll(stalls_t *s, double poll_ms)
+{
+    s->poll_ms = poll_ms > 0 ? poll_ms : 0;
+}
+
+double stalls_wake(stalls_t *s, int k, double now, double t, double halted_ms)
 {
     walk(s, k, now);
     s->wakes++;
+    if (halted_ms < s->poll_ms) {      /* the host is still polling it */
+        s->polled++;
+        return t;
+    }
     if (t < s->t0[k] || t >= s->t1[k])
         return t;
     s->stalled++;
@@ -66,6 +76,6 @@ double stalls_wake(stalls_t *s, int k, double now, double t)
 
 void stalls_reset_stats(stalls_t *s)
 {
-    s->wakes = s->stalled = 0;
+    s->wakes = s->polled = s->stalled = 0;
     s->wait_ms = 0;
 }

@@ -17,8 +17,15 @@
  * at the end of core k's spell when t falls in one. Which core a thread is
  * woken onto, and whether a busy core (one that is running, so not halted)
  * is exposed, is the caller's: the module knows only spells and times.
- * `vlrealpipe stallcal` measures per_s and the spells' lengths apart from
- * the pipeline.
+ *
+ * A core halted only a moment ago is not exposed either: the host polls a
+ * halted core for a while (KVM's halt polling, 200 us by default) before it
+ * gives its CPU to others, and a wake-up within that window runs at once
+ * (2026-12-06, the same VM at rest: threads sleeping 0.1-0.2 ms at a time
+ * saw 0.03 spells a second a core, at 0.3-1 ms 0.26-0.31). With a poll
+ * window (stalls_set_poll) a wake-up onto a core halted for less than it
+ * is never held. `vlrealpipe stallcal` measures per_s, the spells' lengths
+ * and the poll window apart from the pipeline.
  *
  * Draws come from the caller's generator only as a core's spells are
  * walked past, in the order the caller asks, so a run is reproducible. It
@@ -34,9 +41,11 @@ typedef struct {
     double gap_mean_ms;        /* 1000 / per_s */
     const dist_t *ms;          /* the spells' lengths, kept, not copied */
     gsl_rng *rng;              /* the caller's */
+    double poll_ms;            /* a core halted less than this is not exposed (0 after init) */
     double *t0, *t1;           /* [cores]: core k's current or next spell, [t0, t1) */
     /* what happened (stalls_reset_stats clears them) */
     long wakes;                /* wake-ups asked about */
+    long polled;               /* of those, within the poll window of the core's halt */
     long stalled;              /* of those, held to a spell's end */
     double wait_ms;            /* their waits for it, summed */
 } stalls_t;
@@ -46,13 +55,18 @@ typedef struct {
 int stalls_init(stalls_t *s, int cores, double per_s, const dist_t *ms, gsl_rng *r);
 void stalls_free(stalls_t *s);
 
+/* The host polls a core halted for less than poll_ms (>= 0) before giving
+ * its CPU away: a wake-up then is never held. */
+void stalls_set_poll(stalls_t *s, double poll_ms);
+
 /* When a thread woken onto core k at time t runs: t, or the end of the
- * spell t falls in. `now` (<= t, never decreasing from call to call) is
+ * spell t falls in, when the core has been halted for halted_ms (at t; use
+ * HUGE_VAL for "long") of at least the poll window. `now` (<= t, never decreasing from call to call) is
  * the present: spells that ended by then are past and the next drawn. Only
  * the spell current or next at now is looked at: t - now (a wake-up's
  * delay, under a millisecond or so) must be short against the gaps (a
  * spell that began after one ending in (now, t) is missed). */
-double stalls_wake(stalls_t *s, int k, double now, double t);
+double stalls_wake(stalls_t *s, int k, double now, double t, double halted_ms);
 
 /* Core k is in a spell at time now (spells past walked as above). */
 int stalls_on(stalls_t *s, int k, double now);

@@ -16,7 +16,7 @@
  *   vlrealpipe coldcal   [PARAMS] [--seconds S] [--out F.yaml]
  *   vlrealpipe dutycal   [PARAMS] [--threads T] [--rounds R] [--seconds S] [--out F.yaml]
  *   vlrealpipe turncal   [--seconds S] [--out F.yaml]
- *   vlrealpipe stallcal  [--seconds S] [--out F.yaml]
+ *   vlrealpipe stallcal  [--seconds S] [--periods P,P...|--poll-ms W] [--out F.yaml]
  *   vlrealpipe compare   --load L --sim SIM.csv [--warmup S] --out ROWS.csv
  *                        [--spread F.csv] [--cdf F.dat] [--overlap F.csv]
  *                        [--sim-spans T.csv --stages F.csv --batches F.csv [--gop-stages F.csv]]
@@ -84,7 +84,8 @@ static void usage(FILE *f)
         "       vlrealpipe dutycal  [PARAMS] [--threads T] [--rounds R] [--seconds S]\n"
         "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe turncal  [--seconds S] [--out F.yaml [--force]]\n"
-        "       vlrealpipe stallcal [--seconds S] [--out F.yaml [--force]]\n"
+        "       vlrealpipe stallcal [--seconds S] [--periods P,P...|--poll-ms W]\n"
+        "                           [--out F.yaml [--force]]\n"
         "       vlrealpipe schedtrace TRACE.txt [--who NAME] [--from S] [--to S]\n"
         "       vlrealpipe compare  --load L --sim SIM.csv [--warmup S] --out ROWS.csv\n"
         "                           [--spread F.csv] [--cdf F.dat] [--overlap F.csv]\n"
@@ -171,7 +172,10 @@ static void usage(FILE *f)
         "more is a spell of its core (its length: the lateness and half a period). The line\n"
         "stalls: {per_s: R, ms: {dist: empirical, file: F.samples}} (R: a core's spells a\n"
         "second; the lengths beside F), or stalls: none; the simulator's cpu.stalls\n"
-        "(--stall-calib F).\n"
+        "(--stall-calib F). --periods: the sleeps taken in turn, a second each; the host's poll\n"
+        "window (a core idle less long sees no spell) fitted between two of them, R and the\n"
+        "lengths from those above it, and poll_ms: W in the line; --poll-ms W: a window\n"
+        "measured so before, written into the line.\n"
         "compare: real (spans, pooled) vs simulated (vlsim run --csv) p50/p95/p99 per stage\n"
         "and end to end, and the drop rate: rows load,stage,metric,real_ms,sim_ms,rel_err;\n"
         "--overlap: the real ops' times by how many other ops ran beside them (rp_overlap.h).\n"
@@ -365,6 +369,9 @@ struct opts {
     int sim_reps, rounds, threads;
     double seconds, window_ms;     /* driftcal's windows (0: 1000 ms) */
     double op_scale;               /* stackcal: its ops this many times the real ones' */
+    double periods[RP_STALL_MAX_PERIODS];   /* stallcal --periods (none: RP_STALL_PERIOD_MS) */
+    int nperiods;
+    double poll_ms;                /* stallcal --poll-ms: a window measured before (-1: none) */
     char *speed;                   /* --drift-calib: its "speed: {...}" mapping (malloc'd) */
     char *cold;                    /* --cold-calib: its "cold: {...}" mapping (malloc'd) */
     char *duty;                    /* --duty-calib: its "duty: {...}" mapping (malloc'd) */
@@ -617,6 +624,32 @@ static int read_stack_calib(const char *path, rp_params *p, char *err, size_t n)
     return 0;
 }
 
+/* stallcal --periods P1,P2,...: 1 to RP_STALL_MAX_PERIODS sleeps, ms, increasing. */
+static int read_periods(const char *a, const char *v, opts *o, char *err, size_t n)
+{
+    char buf[512];
+    if (snprintf(buf, sizeof buf, "%s", v) >= (int)sizeof buf) {
+        snprintf(err, n, "%s: the list is too long", a);
+        return -1;
+    }
+    o->nperiods = 0;
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        double x;
+        if (o->nperiods == RP_STALL_MAX_PERIODS || num_arg(tok, 0.01, 1000, &x)
+            || (o->nperiods > 0 && !(x > o->periods[o->nperiods - 1]))) {
+            snprintf(err, n, "%s must list 1 to %d sleeps from 0.01 to 1000 ms, increasing, comma "
+                     "separated (such as 0.1,0.2,0.3,1), not '%s'", a, RP_STALL_MAX_PERIODS, v);
+            return -1;
+        }
+        o->periods[o->nperiods++] = x;
+    }
+    if (o->nperiods == 0) {
+        snprintf(err, n, "%s needs at least one sleep, ms (such as 0.1,0.2,0.3,1)", a);
+        return -1;
+    }
+    return 0;
+}
+
 static int parse(int argc, char **argv, opts *o, char *err, size_t n)
 {
     memset(o, 0, sizeof *o);
@@ -627,6 +660,7 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
     o->threads = 0;                /* corecal 4, driftcal --cores */
     o->seconds = 0;                /* corecal 1, wakecal 4 */
     o->op_scale = 1;
+    o->poll_ms = -1;
     o->load = NAN;
     o->files = calloc((size_t)argc, sizeof *o->files);
     o->phases = calloc((size_t)argc, sizeof *o->phases);
@@ -757,6 +791,14 @@ static int parse(int argc, char **argv, opts *o, char *err, size_t n)
             o->overlap = v;
         } else if (!strcmp(a, "--sim-spans")) {
             o->sim_spans = v;
+        } else if (!strcmp(a, "--periods")) {
+            if (read_periods(a, v, o, err, n))
+                return -1;
+        } else if (!strcmp(a, "--poll-ms")) {
+            if (num_arg(v, 0, 100, &o->poll_ms)) {
+                snprintf(err, n, "--poll-ms must be a number from 0 to 100, not '%s'", v);
+                return -1;
+            }
         } else if (!strcmp(a, "--who")) {
             o->who = v;
         } else if (!strcmp(a, "--stages")) {
@@ -1215,10 +1257,18 @@ static int cmd_stallcal(opts *o, char *err, size_t n)
     }
     if (check_out(o->out, o->force, err, n) || (o->out && check_out(sp, o->force, err, n)))
         return -1;
-    double seconds = o->seconds > 0 ? o->seconds : 20;
-    rp_stall_result r;
-    if (rp_stall_run(seconds, RP_STALL_PERIOD_MS, RP_STALL_THR_MS, &r, err, n))
+    if (o->nperiods > 0 && o->poll_ms >= 0) {
+        snprintf(err, n, "--periods measures the poll window; --poll-ms gives one measured "
+                 "before: one or the other");
         return -1;
+    }
+    double seconds = o->seconds > 0 ? o->seconds : 20;
+    const double one = RP_STALL_PERIOD_MS;
+    rp_stall_result r;
+    if (rp_stall_run(seconds, o->nperiods > 0 ? o->periods : &one, o->nperiods > 0 ? o->nperiods : 1,
+                     RP_STALL_THR_MS, &r, err, n))
+        return -1;
+    double poll = o->poll_ms >= 0 ? o->poll_ms : r.poll_ms;
     char *text = NULL;
     size_t cap = 0;
     FILE *m = open_memstream(&text, &cap);
@@ -1227,10 +1277,26 @@ static int cmd_stallcal(opts *o, char *err, size_t n)
         snprintf(err, n, "out of memory");
         return -1;
     }
-    fprintf(m, "# vlrealpipe stallcal: one thread pinned to each of %d CPUs, sleeping to times %g ms\n"
-               "# apart for %g s (%ld wakes); a wake %g ms late or more is a spell of its core unrun by\n"
-               "# the host, its length the lateness and half a period\n# spells by core:",
-            r.cpus, r.period_ms, r.seconds, r.wakes, r.thr_ms);
+    fprintf(m, "# vlrealpipe stallcal: one thread pinned to each of %d CPUs, sleeping to times ", r.cpus);
+    for (int i = 0; i < r.nperiods; i++)
+        fprintf(m, "%s%g", i ? (i == r.nperiods - 1 ? " or " : ", ") : "", r.periods_ms[i]);
+    fprintf(m, " ms\n# apart%s for %g s (%ld wakes); a wake %g ms late or more is a spell of its core\n"
+               "# unrun by the host, its length the lateness and half a period\n",
+            r.nperiods > 1 ? " (in turn, a second each)" : "", r.seconds, r.wakes, r.thr_ms);
+    if (r.nperiods > 1) {
+        fprintf(m, "# sleep_ms  spells  core_s  per_s\n");
+        for (int i = 0; i < r.nperiods; i++)
+            fprintf(m, "# %8g  %6ld  %6.1f  %.4f\n", r.periods_ms[i], r.period_spells[i], r.period_core_s[i],
+                    r.period_core_s[i] > 0 ? (double)r.period_spells[i] / r.period_core_s[i] : 0);
+        if (r.split > 0)
+            fprintf(m, "# the poll window: the rate rises between %g and %g ms (likelihood ratio %.2f >= "
+                       "%.2f); counted from %g ms on: poll_ms %g\n", r.periods_ms[r.split - 1],
+                    r.periods_ms[r.split], r.lr, RP_STALL_LR_MIN, r.periods_ms[r.split], r.poll_ms);
+        else
+            fprintf(m, "# no poll window: no split of the sleeps raises the rate by a likelihood ratio "
+                       "of %.2f (best %.2f); every sleep counted\n", RP_STALL_LR_MIN, r.lr);
+    }
+    fprintf(m, "# spells by core:");
     for (int k = 0; k < r.cpus; k++)
         fprintf(m, " %ld", r.spells[k]);
     fprintf(m, "; on two cores at once (overlapping %g ms or more): %ld\n", r.thr_ms, r.joint);
@@ -1250,8 +1316,11 @@ static int cmd_stallcal(opts *o, char *err, size_t n)
             snprintf(err, n, "cannot resolve %.900s", dir);
             return -1;
         }
-        fprintf(m, "stalls: {per_s: %.6g, ms: {dist: empirical, file: \"%s/%s\"}}\n", r.per_s, abs,
+        fprintf(m, "stalls: {per_s: %.6g, ms: {dist: empirical, file: \"%s/%s\"}", r.per_s, abs,
                 slash ? slash + 1 : sp);
+        if (poll > 0)
+            fprintf(m, ", poll_ms: %g", poll);
+        fprintf(m, "}\n");
     } else {
         fprintf(m, "# (no --out: the spells' lengths are not kept)\n");
     }

@@ -18,6 +18,18 @@
  * due time: its length is taken as the lateness plus half a period. per_s
  * is the spells a core has a second, over every core. Shorter delays are
  * the wake-ups' own (wakecal), which leaves out the same 5 ms and longer.
+ *
+ * With several periods the probes take them in turn, a second each, every
+ * core the same at once: the host polls a halted core a while before it
+ * gives its CPU away (KVM's halt polling), and a core idle for less than
+ * that window sees no spell (2026-12-06: 0.03 spells a second a core at
+ * 0.1-0.2 ms, 0.26-0.31 at 0.3-1 ms). The window is put between the two
+ * periods where the spells' rate rises most likely: of the splits of the
+ * periods into shorter and longer, the one with the largest Poisson
+ * likelihood of a rate of each side, if it beats one rate for all by a
+ * likelihood ratio test at 5 % (twice the log ratio 3.84 or more) and the
+ * longer side's rate is the higher; then per_s and the lengths are the
+ * longer side's. Without one, every period counts and the window is 0.
  * Nothing of the pipeline runs. Nothing here prints or keeps global state. */
 #ifndef VL_RP_STALL_H
 #define VL_RP_STALL_H
@@ -27,10 +39,14 @@
 #define RP_STALL_MAX_CPUS 64
 #define RP_STALL_THR_MS 5.0            /* as wakecal's RP_WAKE_STALL_MS */
 #define RP_STALL_PERIOD_MS 1.0         /* the probes' sleep: the pipeline's cores idle ms at a time */
+#define RP_STALL_MAX_PERIODS 16
+#define RP_STALL_CYCLE_MS 1000.0       /* several periods: each this long in turn */
+#define RP_STALL_LR_MIN 3.84           /* chi-squared, 1 degree of freedom, 5 % */
 
 typedef struct {
     int cpu;                           /* the core's index among those measured */
     double due_ms, late_ms;            /* when the wake was due, and how late it came */
+    int period;                        /* the index of the period it slept (0 with one) */
 } rp_stall_wake;
 
 typedef struct {
@@ -45,17 +61,38 @@ typedef struct {
                                           over the cores' time */
     long joint;                        /* spells overlapping one of another core by thr_ms or
                                           more: the whole machine's */
+    /* by period (one unless several were asked) */
+    int nperiods;
+    double periods_ms[RP_STALL_MAX_PERIODS];   /* increasing */
+    long period_spells[RP_STALL_MAX_PERIODS];  /* every core's */
+    double period_core_s[RP_STALL_MAX_PERIODS];   /* the cores' seconds in each */
+    int split;                         /* the first period counted: per_s, the lengths and the
+                                          figures above are from it on (0: all) */
+    double poll_ms;                    /* the poll window between periods split - 1 and split
+                                          (their mean); 0: none found */
+    double lr;                         /* twice the log-likelihood ratio of that split over one
+                                          rate (0 with one period) */
 } rp_stall_result;
+
+/* The split of n periods' spells (spells[i] in core_s[i] cores' seconds,
+ * periods increasing) into shorter and longer by the likelihood ratio test
+ * above: *split the first longer one (0: none), *lr its statistic. */
+void rp_stall_poll_fit(const long *spells, const double *core_s, int n, int *split, double *lr);
 
 /* The figures from the wakes that came thr_ms late or more (others may be
  * passed: they are skipped). 0, or -1 and a message. */
 int rp_stall_summarize(const rp_stall_wake *w, long n, long wakes, int cpus, double seconds,
                        double period_ms, double thr_ms, rp_stall_result *r, char *err, size_t errlen);
+/* The same with nperiods periods (increasing) taken in turn, RP_STALL_CYCLE_MS
+ * each: the wakes' `period` says which; the poll window fitted. */
+int rp_stall_summarize_periods(const rp_stall_wake *w, long n, long wakes, int cpus, double seconds,
+                               const double *periods_ms, int nperiods, double thr_ms,
+                               rp_stall_result *r, char *err, size_t errlen);
 
-/* Measure every CPU this process may run on for `seconds`. 0, or -1 and a
- * message. */
-int rp_stall_run(double seconds, double period_ms, double thr_ms, rp_stall_result *r, char *err,
-                 size_t errlen);
+/* Measure every CPU this process may run on for `seconds`, sleeping the
+ * periods in turn. 0, or -1 and a message. */
+int rp_stall_run(double seconds, const double *periods_ms, int nperiods, double thr_ms,
+                 rp_stall_result *r, char *err, size_t errlen);
 
 void rp_stall_free(rp_stall_result *r);
 

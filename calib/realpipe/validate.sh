@@ -91,7 +91,11 @@
 # reported, not the prediction), STALL_S (30): stallcal's seconds, just before
 # each load point's runs (0: none; with it, the prediction says how often and how
 # long the host leaves an idle core unrun, cpu.stalls, and the report also shows the
-# same loads without it, results-nostalls.csv), BAND (0.05: the prediction also at the machine
+# same loads without it, results-nostalls.csv), POLL_S (120): before the load points,
+# stallcal --periods POLL_PERIODS (0.1,0.15,0.2,0.3,0.5,1) for so long: the host's poll
+# window, a core idle for less than which sees no spell (cpu.stalls.poll_ms, given to
+# each load's stallcal; 0: none; the report also shows the same loads without it,
+# results-nopoll.csv), BAND (0.05: the prediction also at the machine
 # BAND slower and faster, results-slow.csv and results-fast.csv; 0: not), HISTORY (8): each experiment is kept in
 # build/validate-history/<UTC stamp of its start>/ (its real runs' spans, the
 # scenarios and the calibration files they read: about 40 MB), and the report
@@ -142,6 +146,8 @@ TURN_S=${TURN_S:-6}
 COLD_S=${COLD_S:-30}
 DUTY_S=${DUTY_S:-2}
 STALL_S=${STALL_S:-30}
+POLL_S=${POLL_S:-120}
+POLL_PERIODS=${POLL_PERIODS:-0.1,0.15,0.2,0.3,0.5,1}
 HISTORY=${HISTORY:-8}
 BAND=${BAND:-0.05}                  # the prediction again at 1 -+ BAND x the machine's speed (0: not)
 GOP_ROWS=${GOP_ROWS:-9}
@@ -291,6 +297,16 @@ if [ "$STACK_S" != 0 ]; then
     --force --out "$WORK/calib/stackcal.yaml" > /dev/null
   STACK=(--stack-calib "$WORK/calib/stackcal.yaml")
 fi
+POLL=0                             # the host's poll window, ms (0: none measured or found)
+if [ "$STALL_S" != 0 ] && [ "$POLL_S" != 0 ]; then
+  log "measuring the host's poll window of a halted core, ${POLL_S} s (vlrealpipe stallcal --periods)"
+  "${PRIO[@]}" ./vlrealpipe stallcal --seconds "$POLL_S" --periods "$POLL_PERIODS" --force \
+    --out "$WORK/calib/stallpoll.yaml" > /dev/null
+  POLL=$(sed -n 's/^# the poll window: .*poll_ms \([0-9.e+-]*\)$/\1/p' "$WORK/calib/stallpoll.yaml")
+  POLL=${POLL:-0}
+fi
+POLLARG=()
+[ "$POLL" = 0 ] || POLLARG=(--poll-ms "$POLL")
 [ "$STACK_S" != 0 ] || TURN_S=0    # turns are a placed job's: nothing to turn without stackcal
 STACK_EXP=("${STACK[@]}")          # the exponential turns (stackcal's switch_ms)
 if [ "$TURN_S" != 0 ]; then
@@ -369,7 +385,8 @@ for L in $LOADS; do
     STALLS=()
     if [ "$STALL_S" != 0 ]; then
       log "load $L: measuring the host's spells of not running an idle core, ${STALL_S} s (vlrealpipe stallcal)"
-      "${PRIO[@]}" ./vlrealpipe stallcal --seconds "$STALL_S" --force --out "$D/stallcal.yaml" > /dev/null
+      "${PRIO[@]}" ./vlrealpipe stallcal --seconds "$STALL_S" "${POLLARG[@]}" --force --out "$D/stallcal.yaml" \
+        > /dev/null
       STALLS=(--stall-calib "$D/stallcal.yaml")
     fi
     FPS=$(awk -v c="$L_CAP" -v l="$L" 'BEGIN {printf "%.4f", c * l}')
@@ -480,7 +497,7 @@ for L in $LOADS; do
   sed 's/source: one_thread/source: timer/' "$D/scenario.yaml" > "$D/scenario-perstream.yaml"
   ./vlsim run "$D/scenario-perstream.yaml" --csv "$D/sim-perstream.csv" -q 2> "$D/sim-perstream.log"
   if [ "$STALL_S" != 0 ]; then     # the same prediction without cpu.stalls: what the host's spells do
-    sed 's/stalls: {per_s: [^}]*}}, //' "$D/scenario.yaml" > "$D/scenario-nostalls.yaml"
+    sed 's/stalls: {per_s: [^}]*}[^}]*}, //' "$D/scenario.yaml" > "$D/scenario-nostalls.yaml"
     ./vlsim run "$D/scenario-nostalls.yaml" --csv "$D/sim-nostalls.csv" --trace "$D/sim-nostalls-spans.csv" -q \
       2> "$D/sim-nostalls.log"
     ./vlrealpipe compare --load "$L" --sim "$D/sim-nostalls.csv" --warmup "$WARMUP" --out "$D/rows-nostalls.csv" \
@@ -490,6 +507,12 @@ for L in $LOADS; do
       printf '%s,%s,%s,%s\n' "$L" "$(late_release "${used[@]}")" "$(late_release "$D/sim-spans.csv")" \
         "$(late_release "$D/sim-nostalls-spans.csv")"; } > "$D/late-release.csv"
     rm -f "$D/sim-nostalls-spans.csv"
+    if [ "$POLL" != 0 ]; then      # the same with every idle core exposed: what the poll window does
+      sed 's/\(stalls: {per_s: [^}]*}\), poll_ms: [0-9.e+-]*}/\1}/' "$D/scenario.yaml" > "$D/scenario-nopoll.yaml"
+      ./vlsim run "$D/scenario-nopoll.yaml" --csv "$D/sim-nopoll.csv" -q 2> "$D/sim-nopoll.log"
+      ./vlrealpipe compare --load "$L" --sim "$D/sim-nopoll.csv" --warmup "$WARMUP" --out "$D/rows-nopoll.csv" \
+        "${used[@]}" > /dev/null
+    fi
   fi
   ./vlrealpipe compare --load "$L" --sim "$D/sim-perstream.csv" --warmup "$WARMUP" --out "$D/rows-perstream.csv" \
     "${used[@]}" > /dev/null
@@ -612,6 +635,7 @@ join_loads rows-probed.csv > "$WORK/results-probed.csv"
 [ "$DUTY_S" = 0 ] || join_loads rows-duty.csv > "$WORK/results-duty.csv"
 [ "$STALL_S" = 0 ] || join_loads rows-nostalls.csv > "$WORK/results-nostalls.csv"
 [ "$STALL_S" = 0 ] || join_loads late-release.csv > "$WORK/late-release.csv"
+[ "$POLL" = 0 ] || join_loads rows-nopoll.csv > "$WORK/results-nopoll.csv"
 FLAT=1                            # every load point's scenario had the clip's content
 for L in $LOADS; do if [ ! -f "$WORK/runs/$L/rows-flat.csv" ]; then FLAT=0; fi; done
 [ "$FLAT" = 0 ] || join_loads rows-flat.csv > "$WORK/results-flat.csv"
@@ -885,6 +909,16 @@ elapsed=$(( $(date +%s) - t_start ))
       grep '^# spells\|^stalls' "$WORK/runs/$L/stallcal.yaml" | sed 's/^# /      /; s/^stalls/      stalls/'
     done
     echo
+    if [ "$STALL_S" != 0 ] && [ "$POLL_S" != 0 ]; then
+      echo "A core idle only a moment is not exposed: the host polls a halted core a while (KVM's"
+      echo "halt polling) before it gives its CPU away. vlrealpipe stallcal --periods $POLL_PERIODS,"
+      echo "${POLL_S} s before the load points (the sleeps in turn, a second each; the window put"
+      echo "between the two sleeps where the rate rises, by a likelihood ratio test; each load's"
+      echo "stallcal then writes it as cpu.stalls.poll_ms):"
+      echo
+      grep '^# ' "$WORK/calib/stallpoll.yaml" | sed -n '/sleep_ms/,$p' | sed 's/^# /    /'
+      echo
+    fi
     echo "The frames (after the warm-up) released 5 ms or more after their time, %: the real"
     echo "runs, and replication 0 of the prediction with and without cpu.stalls:"
     echo
@@ -897,6 +931,13 @@ elapsed=$(( $(date +%s) - t_start ))
     echo
     frame_table "$WORK/results-nostalls.csv"
     echo
+    if [ "$POLL" != 0 ]; then
+      echo "The same real runs against the prediction with cpu.stalls but no poll window (every"
+      echo "wake-up onto an idle core exposed; the prediction of 2026-12-06 11:00-14:00 UTC):"
+      echo
+      frame_table "$WORK/results-nopoll.csv"
+      echo
+    fi
   fi
   if [ "$DUTY_S" != 0 ]; then
     echo "## The same loads with ops slower while the cores idled lately (reported, not the prediction)"
@@ -1300,9 +1341,10 @@ rm -f "$OUT/results-warm.csv"
 [ "$COLD_S" = 0 ] || mv "$WORK/results-warm.csv" "$OUT/results-warm.csv"
 rm -f "$OUT/results-duty.csv"
 [ "$DUTY_S" = 0 ] || mv "$WORK/results-duty.csv" "$OUT/results-duty.csv"
-rm -f "$OUT/results-nostalls.csv" "$OUT/late-release.csv"
+rm -f "$OUT/results-nostalls.csv" "$OUT/late-release.csv" "$OUT/results-nopoll.csv"
 [ "$STALL_S" = 0 ] || mv "$WORK/results-nostalls.csv" "$OUT/results-nostalls.csv"
 [ "$STALL_S" = 0 ] || mv "$WORK/late-release.csv" "$OUT/late-release.csv"
+[ "$POLL" = 0 ] || mv "$WORK/results-nopoll.csv" "$OUT/results-nopoll.csv"
 rm -f "$OUT/results-flat.csv"
 [ "$FLAT" = 0 ] || mv "$WORK/results-flat.csv" "$OUT/results-flat.csv"
 mv "$WORK/results-perstream.csv" "$OUT/results-perstream.csv"

@@ -58,6 +58,22 @@ void rp_stall_free(rp_stall_result *r)
     r->ms = NULL;
 }
 
+/* 1 to RP_STALL_MAX_PERIODS periods, each > 0, increasing. */
+static int periods_ok(const double *periods_ms, int nperiods)
+{
+    int ok = nperiods >= 1 && nperiods <= RP_STALL_MAX_PERIODS;
+    for (int i = 0; ok && i < nperiods; i++)
+        ok = periods_ms[i] > 0 && (i == 0 || periods_ms[i] > periods_ms[i - 1]);
+    return ok;
+}
+
+/* w is a spell of one of the cpus cores in a period from..nperiods - 1. */
+static int spell_in(const rp_stall_wake *w, int cpus, int from, int nperiods, double thr_ms)
+{
+    return w->late_ms >= thr_ms && w->cpu >= 0 && w->cpu < cpus && w->period >= from
+           && w->period < nperiods;
+}
+
 /* A Poisson count's log-likelihood at its own rate, N ln(N / T) - N. */
 static double loglik(double spells, double core_s)
 {
@@ -112,10 +128,8 @@ int rp_stall_summarize_periods(const rp_stall_wake *w, long n, long wakes, int c
                                rp_stall_result *r, char *err, size_t errlen)
 {
     memset(r, 0, sizeof *r);
-    int ok = nperiods >= 1 && nperiods <= RP_STALL_MAX_PERIODS;
-    for (int i = 0; ok && i < nperiods; i++)
-        ok = periods_ms[i] > 0 && (i == 0 || periods_ms[i] > periods_ms[i - 1]);
-    if (cpus < 1 || cpus > RP_STALL_MAX_CPUS || !(seconds > 0) || !ok || !(thr_ms > 0)) {
+    if (cpus < 1 || cpus > RP_STALL_MAX_CPUS || !(seconds > 0) || !periods_ok(periods_ms, nperiods)
+        || !(thr_ms > 0)) {
         snprintf(err, errlen, "stallcal: 1 to %d cores, seconds and threshold > 0, and 1 to %d "
                  "periods > 0, increasing, expected", RP_STALL_MAX_CPUS, RP_STALL_MAX_PERIODS);
         return -1;
@@ -130,8 +144,7 @@ int rp_stall_summarize_periods(const rp_stall_wake *w, long n, long wakes, int c
         r->period_core_s[i] = cpus * period_seconds(seconds, nperiods, i);
     }
     for (long i = 0; i < n; i++)
-        if (w[i].late_ms >= thr_ms && w[i].cpu >= 0 && w[i].cpu < cpus && w[i].period >= 0
-            && w[i].period < nperiods)
+        if (spell_in(&w[i], cpus, 0, nperiods, thr_ms))
             r->period_spells[w[i].period]++;
     if (nperiods > 1)
         rp_stall_poll_fit(r->period_spells, r->period_core_s, nperiods, &r->split, &r->lr);
@@ -148,8 +161,7 @@ int rp_stall_summarize_periods(const rp_stall_wake *w, long n, long wakes, int c
     }
     double total = 0;
     for (long i = 0; i < n; i++) {
-        if (!(w[i].late_ms >= thr_ms) || w[i].cpu < 0 || w[i].cpu >= cpus || w[i].period < r->split
-            || w[i].period >= nperiods)
+        if (!spell_in(&w[i], cpus, r->split, nperiods, thr_ms))
             continue;
         double len = w[i].late_ms + periods_ms[w[i].period] / 2;
         r->spells[w[i].cpu]++;
@@ -157,8 +169,7 @@ int rp_stall_summarize_periods(const rp_stall_wake *w, long n, long wakes, int c
         total += len;
         int joint = 0;                 /* another core late over the same thr_ms */
         for (long j = 0; j < n && !joint; j++) {
-            if (w[j].cpu == w[i].cpu || w[j].cpu < 0 || w[j].cpu >= cpus || !(w[j].late_ms >= thr_ms)
-                || w[j].period < r->split || w[j].period >= nperiods)
+            if (w[j].cpu == w[i].cpu || !spell_in(&w[j], cpus, r->split, nperiods, thr_ms))
                 continue;
             double a = w[i].due_ms > w[j].due_ms ? w[i].due_ms : w[j].due_ms;
             double b = w[i].due_ms + w[i].late_ms < w[j].due_ms + w[j].late_ms
@@ -184,10 +195,7 @@ int rp_stall_run(double seconds, const double *periods_ms, int nperiods, double 
 {
     cpu_set_t mine;
     memset(r, 0, sizeof *r);
-    int ok = nperiods >= 1 && nperiods <= RP_STALL_MAX_PERIODS;
-    for (int i = 0; ok && i < nperiods; i++)
-        ok = periods_ms[i] > 0 && (i == 0 || periods_ms[i] > periods_ms[i - 1]);
-    if (!(seconds > 0) || !ok || !(thr_ms > 0)) {
+    if (!(seconds > 0) || !periods_ok(periods_ms, nperiods) || !(thr_ms > 0)) {
         snprintf(err, errlen, "stallcal: --seconds and the threshold must be > 0, and 1 to %d "
                  "--periods > 0, increasing", RP_STALL_MAX_PERIODS);
         return -1;

@@ -204,7 +204,8 @@ typedef struct {
  * the scheduler queued the woken thread behind a running job, and it runs
  * when the first of the stages' jobs on the cores ends, however long that
  * takes — a share wake_held[k] (timer_held[k]) of them, the last for more
- * (`vlrealpipe wakecal` measures all of these apart from the pipeline).
+ * (`vlrealpipe wakecal` measures all of these apart from the pipeline); with
+ * held_until slice, at most till the running job's protected slice ends.
  *
  * With stalls the host now and then does not run a core: each core's spells
  * begin at per_s a second and last a draw from ms, and a thread woken onto
@@ -239,6 +240,7 @@ typedef struct {
     dist_t timer_busy[CFG_MAX_WAKE_BUSY];
     int nwake_held, ntimer_held;   /* 0: none held; else the share held with k jobs running */
     double wake_held[CFG_MAX_WAKE_BUSY], timer_held[CFG_MAX_WAKE_BUSY];
+    int held_until;          /* CPU_HELD_*: how long a held wake-up waits (below) */
     double handoff_ms;       /* >= 0: CPU work one handoff costs the cores (the queue, the signal,
                                 the switch), a job of its own beside the stages' */
     int has_timer;           /* timer_ms given */
@@ -306,6 +308,13 @@ typedef struct {
  * next frame's time, wakes late as timer does, and hands over every frame due
  * by then, in order, before it sleeps again (the real pipeline's source). */
 enum { CPU_SOURCE_IDEAL, CPU_SOURCE_TIMER, CPU_SOURCE_ONE_THREAD };
+/* cpu.wake_held_until: a held wake-up (wake_held, timer_held) runs at the
+ * first end of a stage job on the cores (end, the default), or, queued on
+ * one busy core, at the latest when that core's running job has had it for
+ * cpu.stack.protect.ms (slice; not held at all when it had it longer):
+ * Linux's EEVDF preempts a running thread for a woken one once its
+ * protected slice is over, so a job of 8 ms holds a wakee 1.4 ms, not 8. */
+enum { CPU_HELD_END, CPU_HELD_SLICE };
 
 /* How late a timed wait on the cores wakes: timer_ms, or wake_ms when not given. */
 static inline double cpu_timer_ms(const cpu_cfg *u)

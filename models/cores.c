@@ -253,6 +253,16 @@ double cores_idle_since(const cores_t *c, int k)
     return c->idle_t[k];
 }
 
+static int running_on(const cores_t *c, int k);
+
+double cores_protect_end(const cores_t *c, int k)
+{
+    if (c->nprotect == 0 || !c->place_rng || k < 0 || k >= c->cores)
+        return -HUGE_VAL;
+    int r = running_on(c, k);
+    return r >= 0 ? c->job[r].since + c->protect_ms : -HUGE_VAL;
+}
+
 int cores_set_cold(cores_t *c, const double *idle_ms, const double *factor, int n)
 {
     if (n < 1)
@@ -745,9 +755,14 @@ static int cores_turn(cores_t *c, ev_queue *q, double now, uint64_t b)
     int k = (int)(b % (uint64_t)c->cores);
     if (!c->turn_due || b / (uint64_t)c->cores != c->sgen[k] || !c->turn_due[k])
         return 0;                      /* the core has held one job or none since */
-    c->turn_due[k] = 0;
     advance(c, now);
-    int next = longest_waiting(c, k, running_on(c, k));
+    int r = running_on(c, k);
+    if (r >= 0 && c->job[r].left <= CORES_EPS)
+        return 0;                      /* it ends at this instant: its end, a tick already
+                                          due now, hands the core on (turning first would
+                                          void that tick and leave it waiting a turn) */
+    c->turn_due[k] = 0;
+    int next = longest_waiting(c, k, r);
     if (next >= 0)
         take_core(c, next, now);
     return reschedule(c, q, now);

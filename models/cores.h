@@ -309,6 +309,10 @@ int cores_track_idle(cores_t *c);
  * running jobs last fell to k, so that the k-th core had nothing). Only
  * meaningful while core k is idle. */
 double cores_idle_since(const cores_t *c, int k);
+/* Protected slices on: when the job running on core k has had it for
+ * protect_ms (may be past); -HUGE_VAL with protection off or none running
+ * there (a thread woken onto that core then takes it at once). */
+double cores_protect_end(const cores_t *c, int k);
 /* Busy lately: a job starting now needs its work times factor interpolated
  * (linearly, held at the ends) on util[] (n >= 1, increasing in [0, 1];
  * factor > 0; both kept, not copied) at the cores' recent utilisation, the

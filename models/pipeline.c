@@ -420,11 +420,20 @@ static void handoff(pipe_t *p, int from, int s, double now)
  * wake-ups are held instead: queued behind a running job, the thread runs
  * when the next stage job on the cores ends. With cpu.stack, none is held
  * while a core is free and every busy one holds two or more: the woken
- * thread goes onto the free core (cores_crowded), as its start would. */
+ * thread goes onto the free core (cores_crowded), as its start would.
+ * With cpu.wake_held_until slice the thread is queued on one of the busy
+ * cores (drawn) and runs, beside the job there, when that job has had its
+ * core for its protected slice, if no job ended first; behind a job that
+ * had it longer already it is not held at all (EEVDF preempts it). wakecal
+ * measured the held share with ops of about 0.8 ms, shorter than the slice,
+ * so there "the job's end" and "the slice's end" were the same wait; the
+ * pipeline's I-frame decodes (7-8 ms) and large batches are not. */
 
 struct held_wake {
     uint32_t kind, a;
     uint64_t b;
+    double until;          /* protected slices: it runs then at the latest (HUGE_VAL: at an end) */
+    int core;              /* the core whose running job's slice it waits out (-1: none) */
 };
 
 static int jobs_on_cores(const pipe_t *p, int from)
@@ -435,7 +444,7 @@ static int jobs_on_cores(const pipe_t *p, int from)
     return k;
 }
 
-static void hold(pipe_t *p, uint32_t kind, uint32_t a, uint64_t b)
+static void hold(pipe_t *p, uint32_t kind, uint32_t a, uint64_t b, double until, int core)
 {
     for (size_t j = 0; kind == EV_GPU_WAKE && j < p->held_n; j++) {
         const struct held_wake *h = &p->held[(p->held_head + j) % p->held_cap];
@@ -456,7 +465,9 @@ static void hold(pipe_t *p, uint32_t kind, uint32_t a, uint64_t b)
         p->held_head = 0;
         p->held_cap = cap;
     }
-    p->held[(p->held_head + p->held_n++) % p->held_cap] = (struct held_wake){kind, a, b};
+    p->held[(p->held_head + p->held_n++) % p->held_cap] = (struct held_wake){kind, a, b, until, core};
+    if (until < HUGE_VAL && ev_push(&p->evq, until, EV_UNHOLD, 0, 0) != 0)
+        pipe_fail(p, "out of memory growing the event list");
 }
 
 /* cpu.stalls: when a thread woken at now, due to run at t, runs. Linux wakes
@@ -500,14 +511,33 @@ static double after_stalls(pipe_t *p, double now, double t)
 /* Push (kind, a, b) after a draw from busy[min(k, nbusy - 1)] (plain when
  * nbusy is 0), then after the host's spell of the idle core it wakes on
  * (cpu.stalls); or hold it with probability held[min(k, nheld - 1)], k > 0
- * (queued behind a running job: on a core the host is running). */
+ * (queued behind a running job: on a core the host is running), with
+ * held_until slice only while the job on the core drawn is within its
+ * protected slice, and at most till it ends (EV_UNHOLD). */
 static void wake_by(pipe_t *p, int k, double now, double plain, const dist_t *busy, int nbusy,
                     const double *held, int nheld, uint32_t kind, uint32_t a, uint64_t b)
 {
     if (nheld > 0 && k > 0 && !cores_crowded(&p->cores)
         && gsl_rng_uniform(p->wake_rng) < held[k < nheld ? k : nheld - 1]) {
-        hold(p, kind, a, b);
-        return;
+        double until = HUGE_VAL;
+        int core = -1;
+        if (p->cfg->cpu.held_until == CPU_HELD_SLICE) {   /* queued on one busy core: the
+                                                             slice of the job running there */
+            const cores_t *c = &p->cores;
+            int running = 0;
+            for (int j = 0; j < c->cores; j++)
+                running += c->on[j] > 0;
+            int pick = running > 1 ? (int)gsl_rng_uniform_int(p->wake_rng, (unsigned long)running)
+                                   : 0;
+            for (core = 0; core < c->cores; core++)
+                if (c->on[core] > 0 && pick-- == 0)
+                    break;
+            until = cores_protect_end(c, core);
+        }
+        if (until > now) {
+            hold(p, kind, a, b, until, core);
+            return;
+        }
     }
     double d = nbusy > 0 ? dist_sample(&busy[k < nbusy ? k : nbusy - 1], p->wake_rng) : plain;
     double t = p->stall_rng ? after_stalls(p, now, now + d) : now + d;
@@ -539,6 +569,32 @@ static int moot(const pipe_t *p, const struct held_wake *h)
 /* The ended job's core goes to the first held thread that has work; when
  * no stage job is left on the cores, every held thread runs (the cores are
  * free). A moot one is dropped without taking the core. */
+/* EV_UNHOLD: the held threads whose running job's protected slice has
+ * ended take their cores now, beside that job (the first released the one
+ * it waited on). */
+static void unhold(pipe_t *p, double now)
+{
+    size_t n = p->held_n, kept = 0;
+    int first = 1;
+    for (size_t j = 0; j < n; j++) {
+        struct held_wake h = p->held[(p->held_head + j) % p->held_cap];
+        if (h.until > now) {
+            p->held[(p->held_head + kept++) % p->held_cap] = h;
+            continue;
+        }
+        if (moot(p, &h))
+            continue;
+        if (ev_push(&p->evq, now, h.kind, h.a, h.b) != 0)
+            pipe_fail(p, "out of memory growing the event list");
+        if (first) {
+            p->held_core = h.core;
+            p->held_core_t = now;
+            first = 0;
+        }
+    }
+    p->held_n = kept;
+}
+
 void pipe_job_ended(pipe_t *p, double now)
 {
     int released = 0;
@@ -1306,6 +1362,7 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
         case EV_WOKEN:    woken(&p, (int)e.a, now); continue;
         case EV_HANDOFF:  handoff_done(&p, e.a, now); continue;
         case EV_SOURCED:  sourced(&p, (uint32_t)e.b, now); continue;
+        case EV_UNHOLD:   unhold(&p, now); continue;
         case EV_SPEED:    if (speed_window(&p, now, e.b) != 0)
                               pipe_fail(&p, "out of memory growing the event list");
                           continue;

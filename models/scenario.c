@@ -2561,8 +2561,10 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
     static const char *const keys[] = {"cores", "wake_ms", "wake_busy", "wake_held", "handoff_ms",
                                        "timer_ms", "timer_busy", "timer_held", "source", "stages",
-                                       "speedup", "speed", "stack", "cold", "duty", "stalls", NULL};
+                                       "speedup", "speed", "stack", "cold", "duty", "stalls",
+                                       "wake_held_until", NULL};
     static const char *const sources[] = {"ideal", "timer", "one_thread", NULL};   /* CPU_SOURCE_* */
+    static const char *const untils[] = {"end", "slice", NULL};                    /* CPU_HELD_* */
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
     const yaml_node_t *v;
@@ -2619,6 +2621,13 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
         return -1;
     if ((v = get(ld, map, "stalls")) && read_stalls(ld, v, u))
         return -1;
+    if ((v = get(ld, map, "wake_held_until"))) {
+        if (read_enum(ld, v, "cpu.wake_held_until", untils, &u->held_until))
+            return -1;
+        if (u->held_until == CPU_HELD_SLICE && u->nstack_protect == 0)
+            return fail(ld, v, "cpu.wake_held_until", "slice needs the protected slices "
+                        "(cpu.stack.protect)");
+    }
     u->stage_mask = c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1);
     const yaml_node_t *list = get(ld, map, "stages");
     if (!list)

@@ -684,6 +684,20 @@ static long protect_run(double protect, double share, int n, const double *t0, c
     return protect_run_rep(protect, w1, s1, 1, 0, n, t0, chain_of, work, done);
 }
 
+/* A job whose work is done at a tick ends there: the turn due at that same
+ * instant does not take its core first. One core, ticks at 4, slice 0: A
+ * of 6 at 0, B of 10 at 2 (takes the core at once): A 0-2, B 2-4, A 4-8,
+ * ending at the tick at 8; B 8-16. (Turning first at 8 voided A's end and
+ * left it, its work done, waiting for the core till 12.) */
+Test(stack, a_job_done_at_a_tick_ends_there)
+{
+    double d[2];
+    chain_run_rep(0, NULL, NULL, 0, NULL, 0, 2, (const double[]){0, 2}, (const int[]){-1, -1},
+                  (const double[]){6, 10}, d);
+    near("A", d[0], 8, 1e-12);
+    near("B", d[1], 16, 1e-12);
+}
+
 /* Protection needs ticks, a finite value >= 0 and a table of increasing
  * works > 0 with shares in [0, 1]. */
 Test(stack, protect_needs_ticks)
@@ -820,6 +834,106 @@ Test(stack, protect_keys)
     cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.5, migrate_ms: 1, tick_ms: 4, "
                                      "protect: {work_ms: [1], share: [1]}}}\n", &c, err, sizeof err));
     cr_expect(strstr(err, "cpu.stack.protect") && strstr(err, "ms"), "%s", err);
+}
+
+/* ---- held wake-ups bounded by the protected slice (cpu.wake_held_until) */
+
+/* Streams at 1 FPS with phases 0 and b ms into 2 decode workers of 10 ms on
+ * one core, woken 0.1 ms late; every wake-up with a job running is held
+ * (wake_held [0, 1]); placement on, turns at ticks of 4 ms (slice 0), the
+ * protected slice 1.4 ms with share 0 (a placed job is never held by the
+ * cores themselves: only the wake-up's hold is under test). */
+static void held_slice_run(double b, int until, rep_stats *rs, scenario_cfg *c)
+{
+    kit_base(c, "heldslice", 3, 1, 0, 0.0, 10.0, 1);
+    periodic(c, 2, 1.0);
+    given_phases(c, 2, (const double[]){0.0, b});
+    on_workers(c, 0, "decode", 2, 10.0);
+    c->cpu.cores = 1;
+    c->cpu.stage_mask = 1;
+    c->cpu.wake_ms = 0.1;
+    c->cpu.nwake_held = 2;
+    c->cpu.wake_held[0] = 0;
+    c->cpu.wake_held[1] = 1;
+    c->cpu.has_stack = 1;
+    c->cpu.stack_share = 0;
+    c->cpu.stack_migrate_ms = NEVER;
+    c->cpu.stack_pull_ms = NEVER;
+    c->cpu.stack_tick_ms = 4;
+    c->cpu.stack_slice_ms = 0;
+    c->cpu.stack_protect_ms = 1.4;
+    c->cpu.nstack_protect = 1;
+    c->cpu.stack_protect_work_ms[0] = 1;
+    c->cpu.stack_protect_share[0] = 0;
+    c->cpu.held_until = until;
+    rep1(c, rs);
+}
+
+/* A at 0 runs 0.1-10.1 alone. B at 1 is held (A has had its core 0.9 ms).
+ * Till an end: B runs 10.1-20.1; sojourns 10.1 and 19.1. Till the slice:
+ * B takes the core when A has had it 1.4 ms, at 1.5 (A 8.6 left); turns at
+ * the ticks: B 1.5-4 (7.5 left), A 4-8 (4.6), B 8-12 (3.5), A 12-16 (0.6),
+ * B 16-19.5, A 19.5-20.1; sojourns 20.1 and 18.5. */
+Test(stack, held_wake_waits_out_the_slice_not_the_job)
+{
+    scenario_cfg c;
+    rep_stats rs;
+    held_slice_run(1.0, CPU_HELD_END, &rs, &c);
+    hist_is("till an end", &rs.stage[0].sojourn, 20, 10 * (10.1 + 19.1), 10.1, 19.1);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+    held_slice_run(1.0, CPU_HELD_SLICE, &rs, &c);
+    hist_is("till the slice", &rs.stage[0].sojourn, 20, 10 * (20.1 + 18.5), 18.5, 20.1);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+/* B at 2: A has had its core 1.9 ms, past its slice. Till an end B is
+ * held all the same: 10.1-20.1, sojourns 10.1 and 18.1. Till the slice it
+ * is not held: woken at 2.1 it takes the core (A 8 left); B 2.1-4 (8.1
+ * left), A 4-8 (4), B 8-12 (4.1), A 12-16 (ends), B 16-20.1; sojourns 16
+ * and 18.1. */
+Test(stack, wake_behind_an_old_run_is_not_held)
+{
+    scenario_cfg c;
+    rep_stats rs;
+    held_slice_run(2.0, CPU_HELD_END, &rs, &c);
+    hist_is("till an end", &rs.stage[0].sojourn, 20, 10 * (10.1 + 18.1), 10.1, 18.1);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+    held_slice_run(2.0, CPU_HELD_SLICE, &rs, &c);
+    hist_is("till the slice", &rs.stage[0].sojourn, 20, 10 * (16 + 18.1), 16, 18.1);
+    hist_is("its wait", &rs.stage[0].wait, 20, 10 * (0.1 + 0.1), 0.1, 0.1);
+    pipe_stats_free(&rs);
+    cfg_free(&c);
+}
+
+/* The loader: cpu.wake_held_until end | slice (end when left out); slice
+ * without the protected slices, and an unknown value, are errors naming
+ * the key and its line. */
+Test(stack, wake_held_until_keys)
+{
+    scenario_cfg c;
+    char err[512];
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, wake_held: [0, 0.3], stack: {share: 0.25, "
+                                 "migrate_ms: 3.5, tick_ms: 4, protect: {ms: 1.4, work_ms: [1], "
+                                 "share: [0.5]}}, wake_held_until: slice}\n", &c, err, sizeof err),
+                   "%s", err);
+    cr_expect_eq(c.cpu.held_until, CPU_HELD_SLICE);
+    cfg_free(&c);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2, wake_held_until: end}\n", &c, err, sizeof err),
+                   "%s", err);
+    cr_expect_eq(c.cpu.held_until, CPU_HELD_END);
+    cfg_free(&c);
+    cr_assert_null(load_err(BASE "cpu: {cores: 2}\n", &c, err, sizeof err), "%s", err);
+    cr_expect_eq(c.cpu.held_until, CPU_HELD_END, "end when left out");
+    cfg_free(&c);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, stack: {share: 0.25, migrate_ms: 3.5, "
+                                     "tick_ms: 4}, wake_held_until: slice}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.wake_held_until") && strstr(err, "cpu.stack.protect")
+              && strstr(err, ":5:"), "%s", err);
+    cr_assert_not_null(load_err(BASE "cpu: {cores: 2, wake_held_until: tick}\n", &c, err, sizeof err));
+    cr_expect(strstr(err, "cpu.wake_held_until") && strstr(err, ":5:"), "%s", err);
 }
 
 /* ---- running through (cpu.stack.through) */

@@ -566,12 +566,9 @@ static int moot(const pipe_t *p, const struct held_wake *h)
     return h->kind == EV_GPU_WAKE && p->gpu[h->a].busy;
 }
 
-/* The ended job's core goes to the first held thread that has work; when
- * no stage job is left on the cores, every held thread runs (the cores are
- * free). A moot one is dropped without taking the core. */
-/* EV_UNHOLD: the held threads whose running job's protected slice has
- * ended take their cores now, beside that job (the first released the one
- * it waited on). */
+/* EV_UNHOLD (wake_held_until slice): the held threads whose core's job has
+ * had its protected slice by now run, beside that job (the first released
+ * takes the core it waited on); the others stay held in their order. */
 static void unhold(pipe_t *p, double now)
 {
     size_t n = p->held_n, kept = 0;
@@ -595,6 +592,9 @@ static void unhold(pipe_t *p, double now)
     p->held_n = kept;
 }
 
+/* The ended job's core goes to the first held thread that has work; when
+ * no stage job is left on the cores, every held thread runs (the cores are
+ * free). A moot one is dropped without taking the core. */
 void pipe_job_ended(pipe_t *p, double now)
 {
     int released = 0;

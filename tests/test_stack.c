@@ -869,43 +869,44 @@ static void held_slice_run(double b, int until, rep_stats *rs, scenario_cfg *c)
     rep1(c, rs);
 }
 
-/* A at 0 runs 0.1-10.1 alone. B at 1 is held (A has had its core 0.9 ms).
- * Till an end: B runs 10.1-20.1; sojourns 10.1 and 19.1. Till the slice:
- * B takes the core when A has had it 1.4 ms, at 1.5 (A 8.6 left); turns at
- * the ticks: B 1.5-4 (7.5 left), A 4-8 (4.6), B 8-12 (3.5), A 12-16 (0.6),
- * B 16-19.5, A 19.5-20.1; sojourns 20.1 and 18.5. */
-Test(stack, held_wake_waits_out_the_slice_not_the_job)
+/* held_slice_run's sojourns (every second alike) are A's and B's, sa and
+ * sb, and its waits (to the start) wa and wb. */
+static void held_slice_is(double b, int until, const char *what, double sa, double sb, double wa,
+                          double wb)
 {
     scenario_cfg c;
     rep_stats rs;
-    held_slice_run(1.0, CPU_HELD_END, &rs, &c);
-    hist_is("till an end", &rs.stage[0].sojourn, 20, 10 * (10.1 + 19.1), 10.1, 19.1);
-    pipe_stats_free(&rs);
-    cfg_free(&c);
-    held_slice_run(1.0, CPU_HELD_SLICE, &rs, &c);
-    hist_is("till the slice", &rs.stage[0].sojourn, 20, 10 * (20.1 + 18.5), 18.5, 20.1);
+    char name[96];
+    held_slice_run(b, until, &rs, &c);
+    snprintf(name, sizeof name, "%s: sojourn", what);
+    hist_is(name, &rs.stage[0].sojourn, 20, 10 * (sa + sb), fmin(sa, sb), fmax(sa, sb));
+    snprintf(name, sizeof name, "%s: wait", what);
+    hist_is(name, &rs.stage[0].wait, 20, 10 * (wa + wb), fmin(wa, wb), fmax(wa, wb));
     pipe_stats_free(&rs);
     cfg_free(&c);
 }
 
+/* A at 0 runs 0.1-10.1 alone. B at 1 is held (A has had its core 0.9 ms).
+ * Till an end: B runs 10.1-20.1; sojourns 10.1 and 19.1, waits 0.1 and
+ * 9.1. Till the slice: B takes the core when A has had it 1.4 ms, at 1.5
+ * (A 8.6 left; B's wait 0.5); turns at the ticks: B 1.5-4 (7.5 left), A
+ * 4-8 (4.6), B 8-12 (3.5), A 12-16 (0.6), B 16-19.5, A 19.5-20.1;
+ * sojourns 20.1 and 18.5. */
+Test(stack, held_wake_waits_out_the_slice_not_the_job)
+{
+    held_slice_is(1.0, CPU_HELD_END, "till an end", 10.1, 19.1, 0.1, 9.1);
+    held_slice_is(1.0, CPU_HELD_SLICE, "till the slice", 20.1, 18.5, 0.1, 0.5);
+}
+
 /* B at 2: A has had its core 1.9 ms, past its slice. Till an end B is
- * held all the same: 10.1-20.1, sojourns 10.1 and 18.1. Till the slice it
- * is not held: woken at 2.1 it takes the core (A 8 left); B 2.1-4 (8.1
- * left), A 4-8 (4), B 8-12 (4.1), A 12-16 (ends), B 16-20.1; sojourns 16
- * and 18.1. */
+ * held all the same: 10.1-20.1, sojourns 10.1 and 18.1, waits 0.1 and
+ * 8.1. Till the slice it is not held: woken at 2.1 it takes the core (A 8
+ * left); B 2.1-4 (8.1 left), A 4-8 (4), B 8-12 (4.1), A 12-16 (ends), B
+ * 16-20.1; sojourns 16 and 18.1, waits 0.1 and 0.1. */
 Test(stack, wake_behind_an_old_run_is_not_held)
 {
-    scenario_cfg c;
-    rep_stats rs;
-    held_slice_run(2.0, CPU_HELD_END, &rs, &c);
-    hist_is("till an end", &rs.stage[0].sojourn, 20, 10 * (10.1 + 18.1), 10.1, 18.1);
-    pipe_stats_free(&rs);
-    cfg_free(&c);
-    held_slice_run(2.0, CPU_HELD_SLICE, &rs, &c);
-    hist_is("till the slice", &rs.stage[0].sojourn, 20, 10 * (16 + 18.1), 16, 18.1);
-    hist_is("its wait", &rs.stage[0].wait, 20, 10 * (0.1 + 0.1), 0.1, 0.1);
-    pipe_stats_free(&rs);
-    cfg_free(&c);
+    held_slice_is(2.0, CPU_HELD_END, "till an end", 10.1, 18.1, 0.1, 8.1);
+    held_slice_is(2.0, CPU_HELD_SLICE, "till the slice", 16, 18.1, 0.1, 0.1);
 }
 
 /* The loader: cpu.wake_held_until end | slice (end when left out); slice

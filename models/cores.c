@@ -253,16 +253,6 @@ double cores_idle_since(const cores_t *c, int k)
     return c->idle_t[k];
 }
 
-static int running_on(const cores_t *c, int k);
-
-double cores_protect_end(const cores_t *c, int k)
-{
-    if (c->nprotect == 0 || !c->place_rng || k < 0 || k >= c->cores)
-        return -HUGE_VAL;
-    int r = running_on(c, k);
-    return r >= 0 ? c->job[r].since + c->protect_ms : -HUGE_VAL;
-}
-
 int cores_set_cold(cores_t *c, const double *idle_ms, const double *factor, int n)
 {
     if (n < 1)
@@ -460,6 +450,14 @@ static int running_on(const cores_t *c, int k)
         if (c->job[j].core == k && c->job[j].running)
             return j;
     return -1;
+}
+
+double cores_protect_end(const cores_t *c, int k)
+{
+    if (c->nprotect == 0 || !c->place_rng || k < 0 || k >= c->cores)
+        return -HUGE_VAL;
+    int r = running_on(c, k);
+    return r >= 0 ? c->job[r].since + c->protect_ms : -HUGE_VAL;
 }
 
 static int longest_waiting(const cores_t *c, int k, int not)

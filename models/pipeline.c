@@ -479,13 +479,31 @@ static void hold(pipe_t *p, uint32_t kind, uint32_t a, uint64_t b, double until,
  * which the host is running: no spell (its own are in the ops' measured
  * times). Nor in one while the host still polls the idle core: halted for
  * less than cpu.stalls.poll_ms at t. */
+/* cpu.stack: how many cores hold a job (busy 1) or none (busy 0), and the
+ * n-th of them from 0 (cores when there is none). */
+static int cores_holding(const cores_t *c, int busy)
+{
+    int n = 0;
+    for (int j = 0; j < c->cores; j++)
+        n += (c->on[j] > 0) == busy;
+    return n;
+}
+
+static int nth_core_holding(const cores_t *c, int busy, int n)
+{
+    int k = 0;
+    for (; k < c->cores; k++)
+        if ((c->on[k] > 0) == busy && n-- == 0)
+            break;
+    return k;
+}
+
 static double after_stalls(pipe_t *p, double now, double t)
 {
     const cores_t *c = &p->cores;
     int idle = 0, k = 0;
     if (c->on) {
-        for (int j = 0; j < c->cores; j++)
-            idle += c->on[j] == 0;
+        idle = cores_holding(c, 0);
     } else {
         idle = c->n < c->cores ? c->cores - c->n : 0;
     }
@@ -495,10 +513,7 @@ static double after_stalls(pipe_t *p, double now, double t)
                                                               : (unsigned long)c->cores);
     int slot = pick;                   /* whose idle time counts */
     if (c->on) {
-        for (k = 0; k < c->cores; k++)
-            if (c->on[k] == 0 && pick-- == 0)
-                break;
-        slot = k;
+        k = slot = nth_core_holding(c, 0, pick);
     } else {
         k = pick;                      /* pooled: any core's spells; the idle time of one */
         slot = c->n + pick * idle / c->cores;   /* of the free slots, n .. cores - 1, spread
@@ -524,14 +539,10 @@ static void wake_by(pipe_t *p, int k, double now, double plain, const dist_t *bu
         if (p->cfg->cpu.held_until == CPU_HELD_SLICE) {   /* queued on one busy core: the
                                                              slice of the job running there */
             const cores_t *c = &p->cores;
-            int running = 0;
-            for (int j = 0; j < c->cores; j++)
-                running += c->on[j] > 0;
+            int running = cores_holding(c, 1);
             int pick = running > 1 ? (int)gsl_rng_uniform_int(p->wake_rng, (unsigned long)running)
                                    : 0;
-            for (core = 0; core < c->cores; core++)
-                if (c->on[core] > 0 && pick-- == 0)
-                    break;
+            core = nth_core_holding(c, 1, pick);
             until = cores_protect_end(c, core);
         }
         if (until > now) {

@@ -246,6 +246,38 @@ Test(stallcal, cli_files)
     kit_rm_rf(dir);
 }
 
+#define STALL_SCEN "./vlrealpipe scenario --calib " RP "tiny-fixture.yaml --decode-calib " RP \
+                   "video-fixture.yaml --fps 10 --warmup 0.5 --sim-duration 3 --sim-reps 1 --cores 2"
+
+/* A stallcal file in dir, on.yaml (its lengths beside it, len.samples),
+ * whose stalls line ends in `tail` ("" or ", poll_ms: W"), goes into the
+ * scenario dir/on-s.yaml: the line whole, followed by `after`; vlsim runs
+ * it and its summary says `says`. */
+static void stall_line_into_scenario(const char *dir, const char *tail, const char *after,
+                                     const char *says)
+{
+    char path[256], body[512];
+    snprintf(path, sizeof path, "%s/len.samples", dir);
+    kit_write_file(path, "# lengths\n6\n12\n30\n");
+    snprintf(path, sizeof path, "%s/on.yaml", dir);
+    snprintf(body, sizeof body, "# spells: 3\nstalls: {per_s: 0.5, ms: {dist: empirical, file: \"%s/len.samples\"}"
+             "%s}\n", dir, tail);
+    kit_write_file(path, body);
+    cr_assert_eq(kit_sh("%s --stall-calib %s/on.yaml --out %s/on-s.yaml > /dev/null", STALL_SCEN, dir, dir), 0);
+    snprintf(path, sizeof path, "%s/on-s.yaml", dir);
+    char *scen = kit_slurp(path);
+    cr_assert_not_null(scen);
+    snprintf(body, sizeof body, "stalls: {per_s: 0.5, ms: {dist: empirical, file: \"%s/len.samples\"}%s}%s", dir,
+             tail, after);
+    cr_expect(strstr(scen, body), "%s", scen);
+    free(scen);
+    cr_expect_eq(kit_sh("./vlsim run %s/on-s.yaml > %s/on.txt 2> /dev/null", dir, dir), 0);
+    snprintf(path, sizeof path, "%s/on.txt", dir);
+    char *out = kit_slurp(path);
+    cr_expect(out && strstr(out, says), "%s", out ? out : "");
+    free(out);
+}
+
 /* --stall-calib: a file's stalls line becomes the scenario's cpu.stalls
  * (and vlsim runs it), "stalls: none" leaves it out, a file with neither is
  * refused (exit 2, naming the file), with no scenario written. */
@@ -253,39 +285,20 @@ Test(stallcal, into_the_scenario)
 {
     char dir[64];
     kit_tmpdir(dir, sizeof dir, "stallscen");
-    char path[256], body[512];
-    snprintf(path, sizeof path, "%s/len.samples", dir);
-    kit_write_file(path, "# lengths\n6\n12\n30\n");
-    snprintf(path, sizeof path, "%s/on.yaml", dir);
-    snprintf(body, sizeof body, "# spells: 3\nstalls: {per_s: 0.5, ms: {dist: empirical, file: \"%s/len.samples\"}}\n",
-             dir);
-    kit_write_file(path, body);
+    char path[256];
+    stall_line_into_scenario(dir, "", ", ", "waited for the host to run it (cpu.stalls)");
     snprintf(path, sizeof path, "%s/none.yaml", dir);
     kit_write_file(path, "# spells: 0\nstalls: none\n");
     snprintf(path, sizeof path, "%s/bad.yaml", dir);
     kit_write_file(path, "# not a stallcal file\n");
-    const char *base = "./vlrealpipe scenario --calib " RP "tiny-fixture.yaml --decode-calib " RP
-                       "video-fixture.yaml --fps 10 --warmup 0.5 --sim-duration 3 --sim-reps 1 --cores 2";
-    cr_assert_eq(kit_sh("%s --stall-calib %s/on.yaml --out %s/on-s.yaml > /dev/null", base, dir, dir), 0);
-    snprintf(path, sizeof path, "%s/on-s.yaml", dir);
-    char *scen = kit_slurp(path);
-    cr_assert_not_null(scen);
-    snprintf(body, sizeof body, "stalls: {per_s: 0.5, ms: {dist: empirical, file: \"%s/len.samples\"}}, ", dir);
-    cr_expect(strstr(scen, body), "%s", scen);
-    free(scen);
-    cr_expect_eq(kit_sh("./vlsim run %s/on-s.yaml > %s/on.txt 2> /dev/null", dir, dir), 0);
-    snprintf(path, sizeof path, "%s/on.txt", dir);
-    char *out = kit_slurp(path);
-    cr_expect(out && strstr(out, "waited for the host to run it (cpu.stalls)"), "%s", out ? out : "");
-    free(out);
-    cr_assert_eq(kit_sh("%s --stall-calib %s/none.yaml --out %s/none-s.yaml > /dev/null", base, dir, dir), 0);
+    cr_assert_eq(kit_sh("%s --stall-calib %s/none.yaml --out %s/none-s.yaml > /dev/null", STALL_SCEN, dir, dir), 0);
     snprintf(path, sizeof path, "%s/none-s.yaml", dir);
-    scen = kit_slurp(path);
+    char *scen = kit_slurp(path);
     cr_assert_not_null(scen);
     cr_expect_null(strstr(scen, "stalls"), "%s", scen);
     free(scen);
-    cr_expect_eq(kit_sh("%s --stall-calib %s/bad.yaml --out %s/bad-s.yaml > /dev/null 2> %s/err", base, dir, dir,
-                        dir), 2);
+    cr_expect_eq(kit_sh("%s --stall-calib %s/bad.yaml --out %s/bad-s.yaml > /dev/null 2> %s/err", STALL_SCEN, dir,
+                        dir, dir), 2);
     snprintf(path, sizeof path, "%s/err", dir);
     char *err = kit_slurp(path);
     cr_expect(err && strstr(err, "bad.yaml") && strstr(err, "stallcal"), "%s", err ? err : "");
@@ -405,28 +418,7 @@ Test(stallcal, into_the_scenario_with_poll_ms)
 {
     char dir[64];
     kit_tmpdir(dir, sizeof dir, "stallpolls");
-    char path[256], body[512];
-    snprintf(path, sizeof path, "%s/len.samples", dir);
-    kit_write_file(path, "# lengths\n6\n12\n30\n");
-    snprintf(path, sizeof path, "%s/on.yaml", dir);
-    snprintf(body, sizeof body, "# spells: 3\nstalls: {per_s: 0.5, ms: {dist: empirical, file: \"%s/len.samples\"}, "
-             "poll_ms: 0.25}\n", dir);
-    kit_write_file(path, body);
-    const char *base = "./vlrealpipe scenario --calib " RP "tiny-fixture.yaml --decode-calib " RP
-                       "video-fixture.yaml --fps 10 --warmup 0.5 --sim-duration 3 --sim-reps 1 --cores 2";
-    cr_assert_eq(kit_sh("%s --stall-calib %s/on.yaml --out %s/on-s.yaml > /dev/null", base, dir, dir), 0);
-    snprintf(path, sizeof path, "%s/on-s.yaml", dir);
-    char *scen = kit_slurp(path);
-    cr_assert_not_null(scen);
-    snprintf(body, sizeof body, "stalls: {per_s: 0.5, ms: {dist: empirical, file: \"%s/len.samples\"}, "
-             "poll_ms: 0.25}", dir);
-    cr_expect(strstr(scen, body), "%s", scen);
-    free(scen);
-    cr_expect_eq(kit_sh("./vlsim run %s/on-s.yaml > %s/on.txt 2> /dev/null", dir, dir), 0);
-    snprintf(path, sizeof path, "%s/on.txt", dir);
-    char *out = kit_slurp(path);
-    cr_expect(out && strstr(out, "came while the host still polled the core (cpu.stalls.poll_ms 0.25)"), "%s",
-              out ? out : "");
-    free(out);
+    stall_line_into_scenario(dir, ", poll_ms: 0.25", "",
+                             "came while the host still polled the core (cpu.stalls.poll_ms 0.25)");
     kit_rm_rf(dir);
 }

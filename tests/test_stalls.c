@@ -61,6 +61,17 @@ static void within_sd(const char *what, double got, double want, double sd)
               what, got, want, sd, ZSIG);
 }
 
+/* One core's spells, a constant D ms long at per_s a second, drawn from a
+ * generator seeded with seed: s and d set up, the generator returned (the
+ * caller frees all three). */
+static gsl_rng *one_core(stalls_t *s, dist_t *d, double D, double per_s, unsigned long seed)
+{
+    cr_assert_null(dist_init_constant(d, D));
+    gsl_rng *r = rng_seeded(seed);
+    cr_assert_eq(stalls_init(s, 1, per_s, d, r), 0);
+    return r;
+}
+
 /* ---- 1. one spell by hand -------------------------------------------------- */
 
 /* One core, spells of a constant 5 ms, per_s 10 (gaps of mean 100 ms). The
@@ -76,10 +87,8 @@ Test(stalls, one_spell_by_hand)
 {
     const double D = 5.0;
     dist_t d = {0};
-    cr_assert_null(dist_init_constant(&d, D));
-    gsl_rng *r = rng_seeded(12345);
     stalls_t s;
-    cr_assert_eq(stalls_init(&s, 1, 10.0, &d, r), 0);
+    gsl_rng *r = one_core(&s, &d, D, 10.0, 12345);
     near("gap mean 1000 / per_s", s.gap_mean_ms, 100.0, EXACT);
     const double t0 = s.t0[0], t1 = s.t1[0];
     cr_assert(t0 > 0, "the first spell begins after time 0, got %g", t0);
@@ -142,10 +151,8 @@ Test(stalls, poll_window_by_hand)
 {
     const double D = 5.0;
     dist_t d = {0};
-    cr_assert_null(dist_init_constant(&d, D));
-    gsl_rng *r = rng_seeded(12345);
     stalls_t s;
-    cr_assert_eq(stalls_init(&s, 1, 10.0, &d, r), 0);
+    gsl_rng *r = one_core(&s, &d, D, 10.0, 12345);
     cr_expect_eq(s.poll_ms, 0.0, "no window after stalls_init");
     cr_expect_eq(s.polled, 0);
     const double t0 = s.t0[0], t1 = s.t1[0], m = 0.5 * (t0 + t1);
@@ -199,10 +206,8 @@ Test(stalls, gaps_are_exponential)
     const double per_s = 2.0, g = 1000.0 / per_s, D = 20.0;
     const long n = 100000;
     dist_t d = {0};
-    cr_assert_null(dist_init_constant(&d, D));
-    gsl_rng *r = rng_seeded(777);
     stalls_t s;
-    cr_assert_eq(stalls_init(&s, 1, per_s, &d, r), 0);
+    gsl_rng *r = one_core(&s, &d, D, per_s, 777);
     double sum = 0, worst_len = 0, prev_end = 0;
     long over = 0;
     for (long i = 0; i < n; i++) {

@@ -246,6 +246,10 @@ typedef struct {
     int has_timer;           /* timer_ms given */
     double timer_ms;         /* >= 0: how late a timed wait wakes */
     int source;              /* CPU_SOURCE_*: how frames reach the first stage (below) */
+    int query_source;        /* CPU_QUERY_*: how queries reach the response path (below) */
+    uint64_t sleeper_mask;   /* bit s: stage s's threads wait out each service time in a timed
+                                sleep, off the cores, and wake late as any timed wait does
+                                (cpu.sleepers; never in stage_mask) */
     uint64_t stage_mask;     /* bit s: stage s's servers (on a GPU stage, the GPU's batches
                                 of it) are threads on the cores; default every stage */
     int nspeed;              /* 0: the cores at one speed; else cpu.speed's factors */
@@ -308,6 +312,12 @@ typedef struct {
  * next frame's time, wakes late as timer does, and hands over every frame due
  * by then, in order, before it sleeps again (the real pipeline's source). */
 enum { CPU_SOURCE_IDEAL, CPU_SOURCE_TIMER, CPU_SOURCE_ONE_THREAD };
+/* cpu.query_source: ideal — each query enters the response path at its time;
+ * timer — a thread sleeps until each query's time and wakes late as a timed
+ * wait does (timer_ms, timer_busy, timer_held, the stalls), then hands it
+ * over. The query's latency, and its first stage's sojourn, still count from
+ * its time (the real pipeline stamps the query's due time as its enqueue). */
+enum { CPU_QUERY_IDEAL, CPU_QUERY_TIMER };
 /* cpu.wake_held_until: a held wake-up (wake_held, timer_held) runs at the
  * first end of a stage job on the cores (end, the default), or, queued on
  * one busy core, at the latest when that core's running job has had it for

@@ -19,7 +19,7 @@
 
 enum { EV_ARRIVE, EV_QUERY, EV_DEPART, EV_RELEASE, EV_GPU_DONE, EV_GPU_WAKE, EV_CONTROL,
        EV_SESSION, EV_GPU_READY, EV_WARMUP, EV_END, EV_CANARY, EV_CORES, EV_WOKEN, EV_HANDOFF,
-       EV_SOURCED, EV_SPEED, EV_UNHOLD };
+       EV_SOURCED, EV_SPEED, EV_UNHOLD, EV_SLEEP_DUE, EV_SLEPT, EV_QUERIED };
 enum { ITEM_FRAME, ITEM_QUERY };
 #define NO_ITEM UINT32_MAX
 
@@ -155,13 +155,22 @@ static inline int pipe_on_cores(const pipe_t *p, int s)
     return p->cfg->cpu.cores > 0 && (p->cfg->cpu.stage_mask >> s & 1);
 }
 
+/* Stage s's threads sleep out each service time (cpu.sleepers): off the
+ * cores, they wake from that timed wait as late as any timed wait does. */
+static inline int pipe_sleeps(const pipe_t *p, int s)
+{
+    return p->cfg->cpu.cores > 0 && (p->cfg->cpu.sleeper_mask >> s & 1);
+}
+
 /* pipeline.c */
 /* cpu: a thread asleep at stage s is woken for an item handed over: 1 when
- * that takes time (wake_ms, wake_busy or wake_held) or may (stalls). */
+ * that takes time (wake_ms, wake_busy or wake_held) or may (stalls). A
+ * sleeper's thread too: it runs no work on the cores, but is woken as
+ * any thread is. */
 static inline int pipe_wakes(const pipe_t *p, int s)
 {
     const cpu_cfg *u = &p->cfg->cpu;
-    return pipe_on_cores(p, s)
+    return (pipe_on_cores(p, s) || pipe_sleeps(p, s))
            && (u->wake_ms > 0 || u->nwake_busy > 0 || u->nwake_held > 0 || u->stall_per_s > 0);
 }
 /* cpu: wake a sleeping thread for an item handed over from stage `from`

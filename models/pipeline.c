@@ -380,7 +380,8 @@ static void start_service(pipe_t *p, int s, uint32_t i, double now, int core)
     tw_set(&stn->busy_tw, now, stn->busy);
     int bad = pipe_on_cores(p, s)      /* cpu: the work is shared with the other threads */
         ? cores_start_on(&p->cores, &p->evq, now, EV_DEPART, (uint32_t)s, i, it->svc, core)
-        : ev_push(&p->evq, now + it->svc, EV_DEPART, (uint32_t)s, i);
+        : ev_push(&p->evq, now + it->svc, pipe_sleeps(p, s) ? EV_SLEEP_DUE : EV_DEPART,
+                  (uint32_t)s, i);
     if (bad != 0)
         pipe_fail(p, "out of memory growing the event list");
 }
@@ -577,6 +578,17 @@ static int moot(const pipe_t *p, const struct held_wake *h)
     return h->kind == EV_GPU_WAKE && p->gpu[h->a].busy;
 }
 
+/* A held thread with next to no work of its own: a sleeper (cpu.sleepers)
+ * woken for an item or from its sleep, or the query thread
+ * (cpu.query_source), starts a sleep or hands its item on in microseconds,
+ * so it runs when released but does not keep the freed core from the next
+ * held thread. */
+static int light(const pipe_t *p, const struct held_wake *h)
+{
+    return h->kind == EV_SLEPT || h->kind == EV_QUERIED
+           || (h->kind == EV_WOKEN && pipe_sleeps(p, (int)h->a));
+}
+
 /* EV_UNHOLD (wake_held_until slice): the held threads whose core's job has
  * had its protected slice by now run, beside that job (the first released
  * takes the core it waited on); the others stay held in their order. */
@@ -594,7 +606,7 @@ static void unhold(pipe_t *p, double now)
             continue;
         if (ev_push(&p->evq, now, h.kind, h.a, h.b) != 0)
             pipe_fail(p, "out of memory growing the event list");
-        if (first) {
+        if (first && !light(p, &h)) {
             p->held_core = h.core;
             p->held_core_t = now;
             first = 0;
@@ -617,6 +629,8 @@ void pipe_job_ended(pipe_t *p, double now)
             continue;
         if (ev_push(&p->evq, now, h.kind, h.a, h.b) != 0)
             pipe_fail(p, "out of memory growing the event list");
+        if (light(p, &h))
+            continue;
         if (!released) {               /* cpu.stack: it was queued on that job's core */
             p->held_core = cores_freed_core(&p->cores, now);
             p->held_core_t = now;
@@ -625,13 +639,15 @@ void pipe_job_ended(pipe_t *p, double now)
     }
 }
 
-static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now)
+/* Item i enters stage s at now, its sojourn there counting from `since`
+ * (now, but for a query handed over late: cpu.query_source timer). */
+static void enter_stage_since(pipe_t *p, int from, int s, uint32_t i, double now, double since)
 {
     station_t *stn = &p->stn[s];
     const stage_cfg *c = stn->cfg;
     handoff(p, from, s, now);
     stn->st->arrivals++;
-    p->items[i].t_enq = now;
+    p->items[i].t_enq = since;
     if (c->on == RES_GPU) {
         gpu_enter(p, from, s, i, now);
         return;
@@ -661,6 +677,11 @@ static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now)
     }
     stn->waiting++;
     tw_set(&stn->qlen, now, (double)stn->waiting);
+}
+
+static void enter_stage(pipe_t *p, int from, int s, uint32_t i, double now)
+{
+    enter_stage_since(p, from, s, i, now, now);
 }
 
 /* A worker at stage s is free: give it the next waiting item that is not
@@ -718,7 +739,7 @@ static void woken(pipe_t *p, int s, double now)
 {
     station_t *stn = &p->stn[s];
     stn->busy--;                       /* start_service counts it again */
-    if (!next_item(p, s, now, pipe_held_core(p, now)))
+    if (!next_item(p, s, now, pipe_sleeps(p, s) ? -1 : pipe_held_core(p, now)))
         tw_set(&stn->busy_tw, now, stn->busy);
 }
 
@@ -728,6 +749,8 @@ static void depart(pipe_t *p, int s, uint32_t i, double now)
     if (pipe_on_cores(p, s)) {         /* cpu: the time it took, sharing the cores */
         p->items[i].svc = now - p->items[i].t_start;
         pipe_job_ended(p, now);
+    } else if (pipe_sleeps(p, s)) {    /* cpu: the sleep and the late wake from it */
+        p->items[i].svc = now - p->items[i].t_start;
     }
     p->handing = s;
     p->handed = 0;
@@ -904,7 +927,18 @@ static void query(pipe_t *p, double now)
         pipe_policy_drop(p, p->first_response, i);
         return;
     }
+    if (p->cfg->cpu.cores > 0 && p->cfg->cpu.query_source == CPU_QUERY_TIMER) {
+        pipe_timer_wake(p, now, EV_QUERIED, 0, i);   /* its thread wakes late for it */
+        return;
+    }
     enter_stage(p, -1, p->first_response, i, now);
+}
+
+/* cpu.query_source timer: the query thread woke; query i enters the response
+ * path, its sojourn there counting from its time. */
+static void queried(pipe_t *p, uint32_t i, double now)
+{
+    enter_stage_since(p, -1, p->first_response, i, now, p->items[i].t_sys);
 }
 
 /* ---- the growth check (stability.h) ---------------------------------- */
@@ -1374,6 +1408,9 @@ int pipe_run_traced(const scenario_cfg *cfg, uint32_t rep, double warmup_ms, mse
         case EV_HANDOFF:  handoff_done(&p, e.a, now); continue;
         case EV_SOURCED:  sourced(&p, (uint32_t)e.b, now); continue;
         case EV_UNHOLD:   unhold(&p, now); continue;
+        case EV_SLEEP_DUE: pipe_timer_wake(&p, now, EV_SLEPT, e.a, e.b); continue;
+        case EV_SLEPT:    depart(&p, (int)e.a, (uint32_t)e.b, now); continue;
+        case EV_QUERIED:  queried(&p, (uint32_t)e.b, now); continue;
         case EV_SPEED:    if (speed_window(&p, now, e.b) != 0)
                               pipe_fail(&p, "out of memory growing the event list");
                           continue;

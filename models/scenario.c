@@ -2139,8 +2139,10 @@ static int check_stage_flow(loader *ld, const yaml_node_t *list, const scenario_
 /* ---- cpu: cores shared by the stages (issue 7) --------------------------- */
 
 /* cpu: {cores: K, wake_ms: W, wake_busy: [DIST, ...], wake_held: [H, ...], handoff_ms: H,
- * timer_ms: T, timer_busy: [DIST, ...], timer_held: [H, ...], source: ideal|timer, speedup: [...], stages: [NAME, ...]} (see cpu_cfg). Without `stages` every
- * stage's threads share the cores. */
+ * timer_ms: T, timer_busy: [DIST, ...], timer_held: [H, ...], source: ideal|timer|one_thread,
+ * query_source: ideal|timer, speedup: [...], stages: [NAME, ...], sleepers: [NAME, ...]}
+ * (see cpu_cfg). Without `stages` every stage's threads share the cores but
+ * the sleepers'. */
 /* The index of the stage called name, written at node n (path names it in
  * messages); -1 with an "unknown stage" error (and a did-you-mean) if none. */
 static int stage_named(loader *ld, const yaml_node_t *n, const char *path,
@@ -2557,13 +2559,51 @@ static int read_stalls(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     return 0;
 }
 
+/* A list of stage names at `path` into *mask, each once: cpu.sleepers (not
+ * set: worker stages only, as a GPU stage's executor does not sleep out its
+ * work) or cpu.stages (`not` the sleepers: a sleeper's thread is off the
+ * cores, so it cannot also be on them). */
+static int read_stage_list(loader *ld, const yaml_node_t *list, const char *path,
+                           const scenario_cfg *c, const uint64_t *not, uint64_t *mask)
+{
+    char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
+    if (list->type != YAML_SEQUENCE_NODE)
+        return fail(ld, list, path, "expected a list of stage names such as [decode, "
+                    "encode], got %s", describe(list, show, sizeof show));
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    if (n == 0)
+        return fail(ld, list, path, "must list at least one stage");
+    *mask = 0;
+    for (size_t i = 0; i < n; i++) {
+        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
+        const char *name = "";
+        path_index(ipath, path, i);
+        if (read_string(ld, e, ipath, &name))
+            return -1;
+        int s = stage_named(ld, e, ipath, c, name);
+        if (s < 0)
+            return -1;
+        if (*mask >> s & 1)
+            return fail(ld, e, ipath, "stage %s is listed twice", quoted(name, show, sizeof show));
+        if (not && (*not >> s & 1))
+            return fail(ld, e, ipath, "stage %s is in cpu.sleepers: its thread sleeps off the "
+                        "cores", quoted(name, show, sizeof show));
+        if (!not && c->stages[s].on == RES_GPU)
+            return fail(ld, e, ipath, "stage %s runs on a GPU: only a worker stage's threads "
+                        "sleep out their service", quoted(name, show, sizeof show));
+        *mask |= (uint64_t)1 << s;
+    }
+    return 0;
+}
+
 static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
 {
     static const char *const keys[] = {"cores", "wake_ms", "wake_busy", "wake_held", "handoff_ms",
                                        "timer_ms", "timer_busy", "timer_held", "source", "stages",
                                        "speedup", "speed", "stack", "cold", "duty", "stalls",
-                                       "wake_held_until", NULL};
+                                       "wake_held_until", "query_source", "sleepers", NULL};
     static const char *const sources[] = {"ideal", "timer", "one_thread", NULL};   /* CPU_SOURCE_* */
+    static const char *const qsources[] = {"ideal", "timer", NULL};                /* CPU_QUERY_* */
     static const char *const untils[] = {"end", "slice", NULL};                    /* CPU_HELD_* */
     const char *path = "cpu";
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
@@ -2584,6 +2624,9 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
         u->has_timer = 1;
     }
     if ((v = get(ld, map, "source")) && read_enum(ld, v, "cpu.source", sources, &u->source))
+        return -1;
+    if ((v = get(ld, map, "query_source"))
+        && read_enum(ld, v, "cpu.query_source", qsources, &u->query_source))
         return -1;
     const yaml_node_t *sp = get(ld, map, "speedup");
     if (sp) {                          /* [s1, s2, ...]: 0 < s_n <= min(n, cores) */
@@ -2628,30 +2671,14 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
             return fail(ld, v, "cpu.wake_held_until", "slice needs the protected slices "
                         "(cpu.stack.protect)");
     }
-    u->stage_mask = c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1);
-    const yaml_node_t *list = get(ld, map, "stages");
-    if (!list)
-        return 0;
-    if (list->type != YAML_SEQUENCE_NODE)
-        return fail(ld, list, "cpu.stages", "expected a list of stage names such as [decode, "
-                    "encode], got %s", describe(list, show, sizeof show));
-    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
-    if (n == 0)
-        return fail(ld, list, "cpu.stages", "must list at least one stage");
-    u->stage_mask = 0;
-    for (size_t i = 0; i < n; i++) {
-        const yaml_node_t *e = yaml_document_get_node(&ld->doc, list->data.sequence.items.start[i]);
-        const char *name = "";
-        path_index(ipath, "cpu.stages", i);
-        if (read_string(ld, e, ipath, &name))
-            return -1;
-        int s = stage_named(ld, e, ipath, c, name);
-        if (s < 0)
-            return -1;
-        if (u->stage_mask >> s & 1)
-            return fail(ld, e, ipath, "stage %s is listed twice", quoted(name, show, sizeof show));
-        u->stage_mask |= (uint64_t)1 << s;
-    }
+    const yaml_node_t *list = get(ld, map, "sleepers");
+    if (list && read_stage_list(ld, list, "cpu.sleepers", c, NULL, &u->sleeper_mask))
+        return -1;
+    u->stage_mask = (c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1))
+                    & ~u->sleeper_mask;
+    if ((list = get(ld, map, "stages"))
+        && read_stage_list(ld, list, "cpu.stages", c, &u->sleeper_mask, &u->stage_mask))
+        return -1;
     return 0;
 }
 

@@ -338,6 +338,15 @@ Test(realpipe, scenario_with_phases)
     close_to("handoff_ms", c.cpu.handoff_ms, 0.0213);
     cr_expect(c.cpu.has_timer && c.cpu.source == CPU_SOURCE_ONE_THREAD,
               "a timer gives timer_ms and source: one_thread (the one release thread)");
+    cr_expect_eq(c.cpu.query_source, CPU_QUERY_TIMER, "the query thread sleeps till each query");
+    int resp = -1;
+    for (int s = 0; s < c.nstages; s++)
+        if (!strcmp(c.stages[s].name, "response"))
+            resp = s;
+    cr_assert_geq(resp, 0);
+    cr_expect_eq(c.cpu.sleeper_mask, (uint64_t)1 << resp,
+                 "the response thread sleeps out its %g ms", p.response_ms);
+    cr_expect_eq(c.cpu.stage_mask >> resp & 1, 0, "and is not on the cores");
     close_to("timer_ms", c.cpu.timer_ms, 0.0311);
     cfg_free(&c);
 }

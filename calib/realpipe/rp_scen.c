@@ -226,8 +226,9 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
     fprintf(f, "cpu: {cores: %d, wake_ms: %.9g, ", p->cores, p->wake_ms);
     if (p->handoff_ms > 0)
         fprintf(f, "handoff_ms: %.9g, ", p->handoff_ms);
-    if (p->timer_ms > 0)   /* the batch timeout's timed wait, and the one release thread's */
-        fprintf(f, "timer_ms: %.9g, source: one_thread, ", p->timer_ms);
+    if (p->timer_ms > 0)   /* the batch timeout's timed wait, the one release thread's,
+                              the query thread's */
+        fprintf(f, "timer_ms: %.9g, source: one_thread, query_source: timer, ", p->timer_ms);
     if (p->nspeedup > 0) {
         fprintf(f, "speedup: [");
         for (int k = 0; k < p->nspeedup; k++)
@@ -257,7 +258,9 @@ void rp_scenario_write(FILE *f, const rp_params *p, const char *tiny_calib,
             fprintf(f, "%s%.6g", k ? ", " : "", fam ? p->timer_held[k] : p->wake_held[k]);
         fprintf(f, "], ");
     }
-    fprintf(f, "stages: [decode, sample, encode, reduce, llm_prefill, llm_decode]}\n");
+    /* the response thread sleeps out its 5 ms (a timed wait), off the cores */
+    fprintf(f, "stages: [decode, sample, encode, reduce, llm_prefill, llm_decode], "
+               "sleepers: [response]}\n");
     fprintf(f, "stages:\n");
     fprintf(f, "  - name: decode\n    workers: %d\n", p->decode_workers);
     queue_line(f, p->decode_capacity, p->decode_drop_oldest);

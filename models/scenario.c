@@ -2559,12 +2559,13 @@ static int read_stalls(loader *ld, const yaml_node_t *map, cpu_cfg *u)
     return 0;
 }
 
-/* A list of stage names at `path` into *mask, each once: cpu.sleepers (not
- * set: worker stages only, as a GPU stage's executor does not sleep out its
- * work) or cpu.stages (`not` the sleepers: a sleeper's thread is off the
- * cores, so it cannot also be on them). */
+/* A list of stage names at `path` into *mask, each once, none of them in
+ * `sleepers` (cpu.stages: a sleeper's thread is off the cores, so it cannot
+ * also be on them), and with workers_only no GPU stage (cpu.sleepers: a GPU
+ * stage's executor does not sleep out its work). */
 static int read_stage_list(loader *ld, const yaml_node_t *list, const char *path,
-                           const scenario_cfg *c, const uint64_t *not, uint64_t *mask)
+                           const scenario_cfg *c, uint64_t sleepers, int workers_only,
+                           uint64_t *mask)
 {
     char ipath[SCN_PATH_LEN], show[SCN_SHOW_LEN + 16];
     if (list->type != YAML_SEQUENCE_NODE)
@@ -2585,10 +2586,10 @@ static int read_stage_list(loader *ld, const yaml_node_t *list, const char *path
             return -1;
         if (*mask >> s & 1)
             return fail(ld, e, ipath, "stage %s is listed twice", quoted(name, show, sizeof show));
-        if (not && (*not >> s & 1))
+        if (sleepers >> s & 1)
             return fail(ld, e, ipath, "stage %s is in cpu.sleepers: its thread sleeps off the "
                         "cores", quoted(name, show, sizeof show));
-        if (!not && c->stages[s].on == RES_GPU)
+        if (workers_only && c->stages[s].on == RES_GPU)
             return fail(ld, e, ipath, "stage %s runs on a GPU: only a worker stage's threads "
                         "sleep out their service", quoted(name, show, sizeof show));
         *mask |= (uint64_t)1 << s;
@@ -2672,12 +2673,12 @@ static int read_cpu(loader *ld, const yaml_node_t *map, scenario_cfg *c)
                         "(cpu.stack.protect)");
     }
     const yaml_node_t *list = get(ld, map, "sleepers");
-    if (list && read_stage_list(ld, list, "cpu.sleepers", c, NULL, &u->sleeper_mask))
+    if (list && read_stage_list(ld, list, "cpu.sleepers", c, 0, 1, &u->sleeper_mask))
         return -1;
     u->stage_mask = (c->nstages >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << c->nstages) - 1))
                     & ~u->sleeper_mask;
     if ((list = get(ld, map, "stages"))
-        && read_stage_list(ld, list, "cpu.stages", c, &u->sleeper_mask, &u->stage_mask))
+        && read_stage_list(ld, list, "cpu.stages", c, u->sleeper_mask, 0, &u->stage_mask))
         return -1;
     return 0;
 }

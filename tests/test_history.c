@@ -52,6 +52,10 @@ Test(history, rows_are_resims_and_the_table_their_mean, .timeout = 180)
     kit_tmpdir(dir, sizeof dir, "history");
     snprintf(hist, sizeof hist, "%s/hist", dir);
     kept(hist, "2026-01-01T000000Z", 20, 1);
+    /* the first one's compared runs' own figures (validate.sh's spread-used.csv;
+     * invented here): p50 10 and 12 ms, p95 and p99 alike in both */
+    snprintf(path, sizeof path, "%s/2026-01-01T000000Z/runs/0.30/spread-used.csv", hist);
+    kit_write_file(path, "load,run,frames,p50,p95,p99,drop_rate_pct\n0.30,0,150,10,20,30,0\n0.30,1,150,12,20,30,0\n");
     /* the second one is written elsewhere and moved in, as a copy would be */
     kept(dir, "elsewhere", 40, 2);
     cr_assert_eq(kit_sh("mv %s/elsewhere %s/2026-01-02T000000Z", dir, hist), 0);
@@ -100,6 +104,13 @@ Test(history, rows_are_resims_and_the_table_their_mean, .timeout = 180)
     snprintf(path, sizeof path, "%s/table", dir);
     char *table = kit_slurp(path);
     cr_assert_not_null(table);
+    cr_expect_not_null(strstr(table, want), "want %s in:\n%s", want, table);
+    /* a right model's chance at the first one's p50, by hand: SE = sd / sqrt(2)
+     * / mean = 1 / 11 (the second one kept no spread: no chance) */
+    double c50 = erf(0.05 / (sqrt(2.0) * (1.0 / 11)));
+    snprintf(want + strlen(want), sizeof want - strlen(want), " %.1f of 1 |", c50);
+    cr_expect_not_null(strstr(table, want), "want %s in:\n%s", want, table);
+    snprintf(want, sizeof want, "would be within target in %.1f of the 3 frame percentiles on average;", c50 + 2);
     cr_expect_not_null(strstr(table, want), "want %s in:\n%s", want, table);
     cr_expect_not_null(strstr(table, "| load | metric | 2026-01-01T000000Z | 2026-01-02T000000Z | mean | SD |"),
                        "%s", table);

@@ -14,8 +14,11 @@
 # in % and its rel_err in points, as resim.sh's) to the CSV named by -o, and
 # prints a markdown table of the frame figures: each validation's error, their
 # mean, standard deviation (n - 1; "-" for one), and how many were within the
-# target (p50 and p95 5 %, p99 10 %, drop rate 1 point); then the mean |error|
-# and the mean |bias| over the 12 frame percentiles. With -s, then each stage's
+# target (p50 and p95 5 %, p99 10 %, drop rate 1 point), and how many a model
+# exactly right would be expected to have within (floor.awk on each
+# validation's spread-used.csv: the real runs' own spread; "-" for those kept
+# without it); then the mean |error| and the mean |bias| over the 12 frame
+# percentiles, and the frame percentiles within against a right model's. With -s, then each stage's
 # p50, p95 and p99 error, mean +- SD over the validations (where in the
 # pipeline a bias sits). Each validation is simulated again from the scenario
 # written then: a model key that `vlrealpipe scenario` learned to
@@ -99,22 +102,34 @@ for v in "${VALS[@]}"; do
   fi
 done
 
-# the frame table: a column per validation (in order), then mean, SD, within
+# what a model exactly right could reach in each validation, given the
+# spread of its own real runs (floor.awk: P(within target) per figure)
+echo "validation,load,metric,runs,se,p_within" > "$TMP/floor.csv"
+for v in "${VALS[@]}"; do
+  set -- "$v"/runs/*/spread-used.csv
+  [ -f "$1" ] || continue             # kept before validate.sh wrote it
+  awk -v mode=rows -v by_dir=1 -f "$HERE/floor.awk" "$@" | tail -n +2 >> "$TMP/floor.csv"
+done
+
+# the frame table: a column per validation (in order), then mean, SD, within,
+# and a right model's expected count within (the sum of its chances)
 awk -F, '
+  FNR == NR { if (FNR > 1 && $6 != "-") pw[$1, $2, $3] = $6; next }
   function lim(m) { return m == "p99" ? 0.10 : (m == "drop_rate" ? 1 : 0.05) }
   function abs(x) { return x < 0 ? -x : x }
   function cell(m, e) { return m == "drop_rate" ? sprintf("%+.2f pt", e) : sprintf("%+.1f %%", 100 * e) }
-  NR > 1 && $3 == "frame" {
+  FNR > 1 && $3 == "frame" {
     if (!($1 in col)) { col[$1] = ++nv; vname[nv] = $1 }
     k = $2 " " $4
     if (!(k in seen)) { seen[k] = 1; keys[++nk] = k; kl[nk] = $2; km[nk] = $4 }
     e[k, col[$1]] = $7; have[k, col[$1]] = 1
+    if (($1, $2, $4) in pw) { pr[k, col[$1]] = pw[$1, $2, $4]; haspr[k, col[$1]] = 1 }
   }
   END {
     printf "| load | metric |"
     for (j = 1; j <= nv; j++) printf " %s |", vname[j]
-    printf " mean | SD | within target |\n|---|---|"
-    for (j = 1; j <= nv + 3; j++) printf "---|"
+    printf " mean | SD | within target | a right model within (expected) |\n|---|---|"
+    for (j = 1; j <= nv + 4; j++) printf "---|"
     printf "\n"
     for (i = 1; i <= nk; i++) {
       k = keys[i]; m = km[i]; n = 0; s = 0; w = 0
@@ -128,14 +143,26 @@ awk -F, '
       mu = s / n; ss = 0
       for (j = 1; j <= nv; j++) if (have[k, j]) ss += (e[k, j] - mu) ^ 2
       sdc = n < 2 ? "-" : (m == "drop_rate" ? sprintf("%.2f pt", sqrt(ss / (n - 1))) : sprintf("%.1f %%", 100 * sqrt(ss / (n - 1))))
-      printf " %s | %s | %d of %d |\n", cell(m, mu), sdc, w, n
+      ep = 0; np = 0
+      for (j = 1; j <= nv; j++) if (have[k, j] && haspr[k, j]) { ep += pr[k, j]; np++ }
+      printf " %s | %s | %d of %d | %s |\n", cell(m, mu), sdc, w, n, np ? sprintf("%.1f of %d", ep, np) : "-"
       if (m != "drop_rate") {
+        for (j = 1; j <= nv; j++) if (have[k, j] && haspr[k, j]) {
+          tp += pr[k, j]; tn++; if (abs(e[k, j]) <= lim(m) + 1e-12) tw++
+          if (!(j in allp)) allp[j] = 1
+          allp[j] *= pr[k, j]
+        }
         for (j = 1; j <= nv; j++) if (have[k, j]) { ea += abs(e[k, j]); ne++ }
         ba += abs(mu); nb++
       }
     }
     if (ne) printf "\nmean |error| of the frame percentiles over the %d validations: %.1f %%; mean |bias| (the |mean error| of each of the %d figures): %.1f %%\n", nv, 100 * ea / ne, nb, 100 * ba / nb
-  }' "$TMP/rows.csv"
+    if (tn) {
+      printf "\nA model exactly right, given the spread of the real runs of each validation (floor.awk), would be within target in %.1f of the %d frame percentiles on average; this model was in %d. The chance that it had every frame percentile of a validation within at once:", tp, tn, tw
+      for (j = 1; j <= nv; j++) if (j in allp) printf " %s %.3g;", vname[j], allp[j]
+      printf "\n"
+    }
+  }' "$TMP/floor.csv" "$TMP/rows.csv"
 
 # -s: each stage's percentiles, mean +- SD of the error over the validations
 if [ "$STAGES" = 1 ]; then

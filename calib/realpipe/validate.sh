@@ -815,6 +815,19 @@ elapsed=$(( $(date +%s) - t_start ))
     frame_table "$WORK/results-allruns.csv"
     echo
   fi
+  echo "## What a model exactly right could reach here"
+  echo
+  echo "The real runs of a load point, a minute apart, differ from one another, so the pooled"
+  echo "real figure is itself uncertain: its standard error is the sd of the compared runs'"
+  echo "own figures over the square root of their number (relative to their mean; the drop"
+  echo "rate in points). A model that predicted the machine's true figure exactly would land"
+  echo "within a target of +-tol with the chance erf(tol / (sqrt(2) SE)) (calib/realpipe/"
+  echo "floor.awk, the normal approximation; with 2-3 runs the sd is rough and more often too"
+  echo "small than too large, so these chances lean optimistic). Where they are far below 1,"
+  echo "the target cannot be told from the real runs' noise, however good the model:"
+  echo
+  awk -f calib/realpipe/floor.awk "$WORK/spread-used.csv"
+  echo
   if [ "$HISTORY" != 0 ]; then
     echo "## Across validations: the model's bias and the machine's spread"
     echo

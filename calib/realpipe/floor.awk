@@ -27,7 +27,7 @@
 #          (history.sh): se relative (drop rate: points), "-" without two runs.
 # Targets as issue 7: p50 and p95 5 %, p99 10 %, drop rate 1 point.
 
-BEGIN { FS = ","; if (mode == "") mode = "table" }
+BEGIN { FS = ","; if (mode == "") mode = "table"; split("p50 p95 p99 drop_rate", ms, " ") }
 
 # erf by Abramowitz and Stegun 7.1.26 (|error| <= 1.5e-7)
 function erf(x,   t, y, s) {
@@ -46,7 +46,6 @@ FNR == 1 {
   next
 }
 NF >= 7 {
-  split("p50 p95 p99 drop_rate", ms, " ")
   if (!((v, $1) in seen)) { seen[v, $1] = 1; order[++nk] = v SUBSEP $1 }
   for (i = 1; i <= 4; i++) {
     k = v SUBSEP $1 SUBSEP ms[i]; x = $(3 + i) + 0
@@ -63,7 +62,6 @@ function se_of(k, m,   mu, var) {
 }
 
 END {
-  split("p50 p95 p99 drop_rate", ms, " ")
   if (mode == "rows") print "validation,load,metric,runs,se,p_within"
   else {
     print "| load | metric | runs | real's SE | a right model within target |"

@@ -106,9 +106,9 @@ done
 # spread of its own real runs (floor.awk: P(within target) per figure)
 echo "validation,load,metric,runs,se,p_within" > "$TMP/floor.csv"
 for v in "${VALS[@]}"; do
-  set -- "$v"/runs/*/spread-used.csv
-  [ -f "$1" ] || continue             # kept before validate.sh wrote it
-  awk -v mode=rows -v by_dir=1 -f "$HERE/floor.awk" "$@" | tail -n +2 >> "$TMP/floor.csv"
+  spreads=("$v"/runs/*/spread-used.csv)
+  [ -f "${spreads[0]}" ] || continue  # kept before validate.sh wrote it
+  awk -v mode=rows -v by_dir=1 -f "$HERE/floor.awk" "${spreads[@]}" | tail -n +2 >> "$TMP/floor.csv"
 done
 
 # the frame table: a column per validation (in order), then mean, SD, within,
@@ -144,14 +144,15 @@ awk -F, '
       for (j = 1; j <= nv; j++) if (have[k, j]) ss += (e[k, j] - mu) ^ 2
       sdc = n < 2 ? "-" : (m == "drop_rate" ? sprintf("%.2f pt", sqrt(ss / (n - 1))) : sprintf("%.1f %%", 100 * sqrt(ss / (n - 1))))
       ep = 0; np = 0
-      for (j = 1; j <= nv; j++) if (have[k, j] && haspr[k, j]) { ep += pr[k, j]; np++ }
+      for (j = 1; j <= nv; j++) if (have[k, j] && haspr[k, j]) {
+        ep += pr[k, j]; np++
+        if (m == "drop_rate") continue      # the line below counts the percentiles
+        tp += pr[k, j]; tn++; if (abs(e[k, j]) <= lim(m) + 1e-12) tw++
+        if (!(j in allp)) allp[j] = 1
+        allp[j] *= pr[k, j]
+      }
       printf " %s | %s | %d of %d | %s |\n", cell(m, mu), sdc, w, n, np ? sprintf("%.1f of %d", ep, np) : "-"
       if (m != "drop_rate") {
-        for (j = 1; j <= nv; j++) if (have[k, j] && haspr[k, j]) {
-          tp += pr[k, j]; tn++; if (abs(e[k, j]) <= lim(m) + 1e-12) tw++
-          if (!(j in allp)) allp[j] = 1
-          allp[j] *= pr[k, j]
-        }
         for (j = 1; j <= nv; j++) if (have[k, j]) { ea += abs(e[k, j]); ne++ }
         ba += abs(mu); nb++
       }
